@@ -1,0 +1,15 @@
+/*
+ * bench/bench.h — subcommands of the gamefn-bench program.
+ *
+ * Each subcommand parses its own flags, prints human-readable figures, and with
+ * --json prints one JSON object as the very last line of stdout. Figures are
+ * measured in the run that prints them; ratios are against baselines measured in
+ * the same run (see ../shared/design/BENCHMARKS.md).
+ */
+#ifndef GAMEFN_BENCH_H
+#define GAMEFN_BENCH_H
+
+int gf_bench_raw(int argc, char **argv);   /* raw JetStream / KV / req-rep rates */
+int gf_bench_match(int argc, char **argv); /* matchmaking engine tick */
+
+#endif

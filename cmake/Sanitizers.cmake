@@ -1,0 +1,10 @@
+# GAMEFN_SANITIZE=address -> ASan+UBSan; thread -> TSan. Applies to everything built here.
+if(GAMEFN_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(GAMEFN_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT GAMEFN_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "GAMEFN_SANITIZE must be empty, 'address' or 'thread'")
+endif()

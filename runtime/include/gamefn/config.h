@@ -1,0 +1,245 @@
+/*
+ * gamefn/config.h — YAML configuration, parsed once into immutable structs.
+ *
+ * One file (config/gamefn.yaml by default) describes a deployment:
+ *
+ *   nats:       servers, credentials, TLS, reconnect policy        -> gf_nats_config
+ *   log:        level                                               -> gf_log_config
+ *   runtime:    drain timeout, in-flight bound, instance id         -> gf_runtime_config
+ *   jetstream:  streams, consumers, buckets to provision            -> gf_jetstream_config
+ *   functions:  one section per function, each with its own table   -> gf_config_function()
+ *
+ * Parsing is table-driven: every option is one row of a gf_cfg_field table
+ * (key, type, offset, default, bounds). The same machinery parses the runtime's
+ * sections and a function's own section, so every function gets the same
+ * errors for free: unknown keys, wrong types, out-of-range values and broken
+ * YAML fail with "file:line:column: key 'a.b.c': what is wrong".
+ *
+ * A function only validates its own entry under `functions:`; entries of other
+ * functions are skipped (they are validated by those functions at their start).
+ *
+ * Environment variables override deployment values only, after the file is read:
+ *   GAMEFN_NATS_URL        comma-separated server URLs (replaces nats.servers)
+ *   GAMEFN_NATS_CREDS      nats.credentials       GAMEFN_NATS_NKEY_SEED  nats.nkey_seed
+ *   GAMEFN_NATS_USER       nats.user              GAMEFN_NATS_PASSWORD   nats.password
+ *   GAMEFN_LOG_LEVEL       log.level              GAMEFN_INSTANCE_ID     runtime.instance_id
+ *
+ * Units: every duration is int64_t milliseconds (YAML "250ms", "5s", "2m", "1h", "7d");
+ * every size is int64_t bytes (YAML "512", "64KiB", "1MiB", "10GiB"; also KB/MB/GB = 1000^n).
+ *
+ * Ownership: gf_config_load() allocates one gf_config that owns every string and
+ * array in it; gf_config_free() releases all of it. Pointers into it are borrowed
+ * and valid until then. Nothing mutates a loaded config.
+ */
+#ifndef GAMEFN_CONFIG_H
+#define GAMEFN_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gamefn/err.h"
+#include "gamefn/log.h"
+
+/* ---- table-driven schema ------------------------------------------------ */
+
+typedef enum gf_cfg_type {
+    GF_CFG_STRING,        /* const char *            */
+    GF_CFG_INT,           /* int64_t                 */
+    GF_CFG_DOUBLE,        /* double (NaN/inf refused) */
+    GF_CFG_BOOL,          /* bool: true/false        */
+    GF_CFG_DURATION,      /* int64_t milliseconds    */
+    GF_CFG_SIZE,          /* int64_t bytes           */
+    GF_CFG_ENUM,          /* int, from `enums`       */
+    GF_CFG_STRING_LIST,   /* const char **, count at count_offset (size_t) */
+    GF_CFG_DURATION_LIST, /* int64_t * (ms), count at count_offset (size_t) */
+    GF_CFG_OBJECT,        /* nested struct at offset, described by `sub`   */
+    GF_CFG_OBJECT_LIST,   /* array of `sub->size`-byte structs; pointer at offset,
+                             count at count_offset (size_t) */
+} gf_cfg_type;
+
+typedef struct gf_cfg_enum_value {
+    const char *name;
+    int value;
+} gf_cfg_enum_value;
+
+struct gf_cfg_table;
+
+typedef struct gf_cfg_field {
+    const char *key;
+    gf_cfg_type type;
+    size_t offset;       /* offsetof(struct, member) */
+    size_t count_offset; /* lists only: offsetof(struct, member_len) */
+    bool required;       /* absent -> error; otherwise `def` applies */
+    const char *def;     /* default, written as the YAML scalar would be ("5s", "info", "3");
+                            NULL = zero/NULL/empty */
+    double min, max;     /* INT/DOUBLE/DURATION/SIZE and list lengths: inclusive bounds;
+                            min == max == 0 means unbounded */
+    const gf_cfg_enum_value *enums; /* ENUM: terminated by {NULL, 0} */
+    const struct gf_cfg_table *sub; /* OBJECT, OBJECT_LIST */
+    const char *help;               /* one line, for docs and `--help-config` */
+} gf_cfg_field;
+
+typedef struct gf_cfg_table {
+    const char *name;
+    size_t size; /* sizeof the struct this table fills */
+    const gf_cfg_field *fields;
+    size_t nfields;
+} gf_cfg_table;
+
+/* ---- errors ------------------------------------------------------------- */
+
+typedef struct gf_config_error {
+    char file[256];
+    int line, column; /* 1-based; 0 when not tied to a place in the file */
+    char key[128];    /* dotted path, e.g. "jetstream.streams[1].max_age" */
+    char text[256];   /* what is wrong */
+    char message[768]; /* "file:line:column: key 'k': text", ready to print */
+} gf_config_error;
+
+/* ---- runtime sections --------------------------------------------------- */
+
+typedef struct gf_tls_config {
+    bool enabled;
+    const char *ca_file;   /* trusted CAs; NULL = system default */
+    const char *cert_file; /* client certificate chain (mutual TLS) */
+    const char *key_file;
+} gf_tls_config;
+
+typedef struct gf_nats_config {
+    const char **servers; /* at least one URL */
+    size_t servers_len;
+    const char *credentials; /* .creds file (JWT + seed) */
+    const char *nkey_seed;   /* file holding an nkey seed */
+    const char *user;
+    const char *password;
+    gf_tls_config tls;
+    int64_t connect_timeout_ms;
+    int64_t reconnect_wait_ms;   /* base delay between attempts */
+    int64_t reconnect_jitter_ms; /* + uniform random jitter up to this */
+    int64_t reconnect_max_wait_ms; /* backoff doubles up to this */
+    int64_t ping_interval_ms;
+    int64_t reconnect_buffer; /* bytes buffered while disconnected */
+    int64_t api_timeout_ms;   /* JetStream API calls */
+} gf_nats_config;
+
+typedef struct gf_log_config {
+    int level; /* gf_log_level */
+} gf_log_config;
+
+typedef struct gf_runtime_config {
+    const char *instance_id; /* NULL -> generated at start */
+    int64_t drain_timeout_ms; /* bound on shutdown after SIGTERM */
+    int64_t max_in_flight;    /* pull consumers: messages handled concurrently per instance */
+    int64_t fetch_batch;      /* pull consumers: messages per fetch */
+    int64_t fetch_expiry_ms;  /* pull consumers: how long one fetch waits */
+    int64_t heartbeat_ms;     /* pull consumers: idle heartbeat asked of the server */
+} gf_runtime_config;
+
+typedef enum gf_retention { GF_RETENTION_LIMITS, GF_RETENTION_INTEREST, GF_RETENTION_WORKQUEUE } gf_retention;
+typedef enum gf_storage { GF_STORAGE_FILE, GF_STORAGE_MEMORY } gf_storage;
+typedef enum gf_discard { GF_DISCARD_OLD, GF_DISCARD_NEW } gf_discard;
+typedef enum gf_deliver { GF_DELIVER_ALL, GF_DELIVER_NEW, GF_DELIVER_LAST } gf_deliver;
+
+typedef struct gf_stream_config {
+    const char *name;
+    const char *description;
+    const char **subjects;
+    size_t subjects_len;
+    int retention; /* gf_retention */
+    int storage;   /* gf_storage */
+    int discard;   /* gf_discard */
+    int64_t replicas;
+    int64_t max_age_ms;          /* 0 = unlimited */
+    int64_t duplicate_window_ms; /* Nats-Msg-Id dedup window */
+    int64_t max_msgs;            /* 0 = unlimited */
+    int64_t max_bytes;           /* 0 = unlimited */
+    int64_t max_msg_size;        /* 0 = server default */
+} gf_stream_config;
+
+typedef struct gf_consumer_config {
+    const char *stream;
+    const char *name; /* durable name */
+    const char *description;
+    const char *filter_subject; /* NULL = whole stream */
+    int deliver;                /* gf_deliver */
+    int64_t ack_wait_ms;
+    int64_t max_deliver; /* -1 = unlimited */
+    int64_t *backoff_ms; /* redelivery delays; may be empty */
+    size_t backoff_ms_len;
+    int64_t max_ack_pending;
+    int64_t max_waiting;
+} gf_consumer_config;
+
+typedef struct gf_bucket_config {
+    const char *name;
+    const char *description;
+    int64_t history; /* 1..64 */
+    int64_t ttl_ms;  /* 0 = keys never expire */
+    int storage;     /* gf_storage */
+    int64_t replicas;
+    int64_t max_value_size; /* 0 = unlimited */
+    int64_t max_bytes;      /* 0 = unlimited */
+} gf_bucket_config;
+
+typedef struct gf_jetstream_config {
+    gf_stream_config *streams;
+    size_t streams_len;
+    gf_consumer_config *consumers;
+    size_t consumers_len;
+    gf_bucket_config *buckets;
+    size_t buckets_len;
+} gf_jetstream_config;
+
+/* A function's own section: `functions.<name>`, parsed with `table`. */
+typedef struct gf_config_section {
+    const char *name;
+    const gf_cfg_table *table;
+} gf_config_section;
+
+typedef struct gf_config {
+    const char *path; /* the file it came from */
+    gf_nats_config nats;
+    gf_log_config log;
+    gf_runtime_config runtime;
+    gf_jetstream_config jetstream;
+    const void *function; /* struct filled by the section's table (defaults if absent); NULL
+                             if no section was asked for */
+    struct gf_config_arena *arena; /* private: owns all memory */
+} gf_config;
+
+/* Reads and validates `path`. `section` may be NULL. On error returns GF_ERR_CONFIG
+ * (or GF_ERR_IO / GF_ERR_NOMEM), fills *err, and *out stays NULL. */
+gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
+                      gf_config_error *err);
+
+/* Same, from a string; `name` stands for the file name in error messages.
+ * Environment overrides are applied too. */
+gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
+                             const gf_config_section *section, gf_config **out,
+                             gf_config_error *err);
+
+void gf_config_free(gf_config *cfg);
+
+/* Lookups by name in the jetstream section; NULL when absent. */
+const gf_stream_config *gf_config_stream(const gf_config *cfg, const char *name);
+const gf_consumer_config *gf_config_consumer(const gf_config *cfg, const char *stream,
+                                             const char *name);
+const gf_bucket_config *gf_config_bucket(const gf_config *cfg, const char *name);
+
+/* Parses a YAML document fragment (the value of one key) with an arbitrary table.
+ * For pure modules that own a config table of their own (e.g. matchmaking queues)
+ * and for tests. `out` must point to table->size bytes; strings and arrays are
+ * owned by *arena_out; free with gf_config_arena_free(). */
+struct gf_config_arena;
+gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
+                             const gf_cfg_table *table, void *out,
+                             struct gf_config_arena **arena_out, gf_config_error *err);
+void gf_config_arena_free(struct gf_config_arena *arena);
+
+/* Parsers for single scalars, shared with CLI flags: "250ms" -> 250, "64KiB" -> 65536.
+ * Return GF_ERR_INVALID on bad syntax or overflow. */
+gf_err gf_config_parse_duration_ms(const char *text, int64_t *out);
+gf_err gf_config_parse_size(const char *text, int64_t *out);
+
+#endif

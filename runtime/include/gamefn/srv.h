@@ -1,0 +1,61 @@
+/*
+ * gamefn/srv.h — discovery compatible with the NATS services protocol (ADR-32).
+ *
+ * nats.c 3.4.1 has no micro API, so this module implements the protocol on plain
+ * subscriptions. Every instance answers, with the standard JSON response types,
+ *
+ *   $SRV.PING   $SRV.PING.<name>   $SRV.PING.<name>.<id>   -> io.nats.micro.v1.ping_response
+ *   $SRV.INFO   $SRV.INFO.<name>   $SRV.INFO.<name>.<id>   -> io.nats.micro.v1.info_response
+ *   $SRV.STATS  $SRV.STATS.<name>  $SRV.STATS.<name>.<id>  -> io.nats.micro.v1.stats_response
+ *
+ * so `nats micro ls/info/stats` lists gamefn functions. STATS carries per-endpoint
+ * request and error counts, last error and processing times.
+ *
+ * Threads: gf_srv_record() is called from handler threads; the $SRV responders run
+ * on nats.c's subscription threads. Counters are guarded by one mutex per service.
+ * Ownership: gf_srv_start() copies everything it is given; gf_srv_stop() unsubscribes
+ * and frees. The connection is borrowed and must outlive the service.
+ */
+#ifndef GAMEFN_SRV_H
+#define GAMEFN_SRV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/err.h"
+
+typedef struct gf_srv_endpoint {
+    const char *name;        /* e.g. "create" */
+    const char *subject;     /* e.g. "gamefn.v1.ticket.create" */
+    const char *queue_group; /* NULL for none (pull consumers, ticks report "" ) */
+} gf_srv_endpoint;
+
+typedef struct gf_srv_info {
+    const char *name;        /* service name: letters, digits, '-' and '_' only */
+    const char *version;     /* semver, e.g. "0.1.0" */
+    const char *id;          /* unique instance id */
+    const char *description; /* may be NULL */
+    const gf_srv_endpoint *endpoints;
+    size_t endpoints_len;
+} gf_srv_info;
+
+typedef struct gf_srv gf_srv;
+
+gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out);
+
+/* Records one handled request on endpoint `index`: processing time in nanoseconds,
+ * and `error` (NULL on success) as "code:description" is kept as last_error. */
+void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char *error);
+
+/* Unsubscribes and frees. NULL is fine. */
+void gf_srv_stop(gf_srv *srv);
+
+/* Builds the JSON answers (exposed for unit tests). Caller frees *json with free(). */
+gf_err gf_srv_ping_json(gf_srv *srv, char **json);
+gf_err gf_srv_info_json(gf_srv *srv, char **json);
+gf_err gf_srv_stats_json(gf_srv *srv, char **json);
+
+#endif

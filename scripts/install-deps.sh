@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages gamefn needs, only those that are missing.
+# Does nothing (and needs no network) when everything is already installed.
+set -euo pipefail
+
+PACKAGES=(
+  nats-server libnats-dev
+  libprotobuf-c-dev protobuf-c-compiler
+  libyaml-dev libsodium-dev libcmocka-dev
+  cmake pkg-config gcc make
+  curl            # the local deploy and docs use the nats-server monitoring port
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  SUDO="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2
