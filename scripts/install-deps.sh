@@ -7,6 +7,7 @@ PACKAGES=(
   nats-server libnats-dev
   libprotobuf-c-dev protobuf-c-compiler
   libyaml-dev libsodium-dev libcmocka-dev
+  libjansson-dev  # JSON for $SRV discovery, advisories and the monitoring API
   cmake pkg-config gcc make
   curl            # the local deploy and docs use the nats-server monitoring port
 )
