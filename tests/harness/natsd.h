@@ -10,11 +10,18 @@
  *
  * The nats-server binary: $GAMEFN_NATS_SERVER, else nats-server on PATH, else
  * /usr/sbin/nats-server.
+ *
+ * Threads: none of these functions may be called concurrently on one server or
+ * cluster; call them from the main thread (servers die with the thread that
+ * started them, see proc.h). Ownership: start allocates, free releases; the
+ * strings returned are owned by the server object and live until it is freed.
  */
 #ifndef GAMEFN_TEST_NATSD_H
 #define GAMEFN_TEST_NATSD_H
 
+#include <jansson.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 typedef struct gf_natsd gf_natsd;
@@ -39,7 +46,22 @@ int gf_natsd_kill(gf_natsd *s);               /* SIGKILL, wait */
 int gf_natsd_restart(gf_natsd *s);            /* same ports, config and store; waits until ready */
 void gf_natsd_free(gf_natsd *s);              /* stop if running, remove dir; NULL is fine */
 
-/* A cluster of n nodes (3 or 5) on loopback, JetStream on every node. */
+/* Additions (harness owner). */
+const char *gf_natsd_name(const gf_natsd *s);     /* server_name, as in stream info Leader */
+const char *gf_natsd_log_path(const gf_natsd *s); /* server output, appended across restarts */
+void gf_natsd_dump_log(const gf_natsd *s, int max_lines); /* last lines to stderr */
+/* GET http://127.0.0.1:<monitor port><path> (e.g. "/jsz?streams=1"). Returns 0 with
+ * the JSON body in *out (caller json_decref()s it), -1 if the server does not answer. */
+int gf_natsd_monitor_json(const gf_natsd *s, const char *path, json_t **out);
+/* Server version ("2.9.10") read from the INFO line of any server at a nats://host:port
+ * URL (no nats.c needed). Returns 0, or -1 with a message on stderr. */
+int gf_natsd_probe_version(const char *url, char *buf, size_t size);
+
+/* A cluster of n nodes (3 or 5) on loopback, JetStream on every node. Nodes are
+ * indexed from 0 and belong to the cluster: stop/kill/restart them, never free them.
+ * Start returns once every node is healthy, fully routed and knows the JetStream
+ * meta leader. A restarted node is ready once healthy and it knows the meta leader
+ * (the server's /healthz also waits for its replicated assets to catch up). */
 int gf_natsd_cluster_start(int n, const gf_natsd_opts *opts, gf_natsd_cluster **out);
 int gf_natsd_cluster_size(const gf_natsd_cluster *c);
 gf_natsd *gf_natsd_cluster_node(gf_natsd_cluster *c, int i);

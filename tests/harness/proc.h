@@ -2,6 +2,11 @@
  * tests/harness/proc.h — start, signal and reap child processes (function binaries)
  * from tests, by pid. Output of the child goes to a log file so a failing test can
  * show it.
+ *
+ * Children are started with PR_SET_PDEATHSIG=SIGKILL, so they die with the thread
+ * that spawned them: spawn from the main thread (or another thread that lives as
+ * long as the child should). None of these functions is thread-safe for one gf_proc;
+ * use each gf_proc from one thread. A gf_proc needs no init before gf_proc_spawn.
  */
 #ifndef GAMEFN_TEST_PROC_H
 #define GAMEFN_TEST_PROC_H
@@ -22,8 +27,12 @@ int gf_proc_spawn(gf_proc *p, char *const argv[], char *const env[], const char 
 /* Sends sig to the child (no-op if reaped). */
 int gf_proc_signal(gf_proc *p, int sig);
 
-/* Waits up to timeout_ms for the child to exit. Returns 0 when reaped, -1 on timeout. */
+/* Waits up to timeout_ms (negative: no limit) for the child to exit. Returns 0 when
+ * reaped (or already reaped), -1 on timeout. */
 int gf_proc_wait(gf_proc *p, int timeout_ms);
+
+/* true while the child runs; reaps it (WNOHANG) if it has exited. */
+bool gf_proc_running(gf_proc *p);
 
 /* true when reaped with exit code `code`. */
 bool gf_proc_exited_with(const gf_proc *p, int code);
@@ -33,5 +42,8 @@ void gf_proc_cleanup(gf_proc *p);
 
 /* Prints the last `max_lines` lines of the child's log to stderr (for failures). */
 void gf_proc_dump_log(const gf_proc *p, int max_lines);
+
+/* Same for any file (used for server logs that outlive one gf_proc). */
+void gf_proc_dump_file(const char *path, int max_lines);
 
 #endif

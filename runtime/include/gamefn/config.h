@@ -27,9 +27,18 @@
  * Units: every duration is int64_t milliseconds (YAML "250ms", "5s", "2m", "1h", "7d");
  * every size is int64_t bytes (YAML "512", "64KiB", "1MiB", "10GiB"; also KB/MB/GB = 1000^n).
  *
+ * YAML accepted: one document whose top level is a mapping. A null value ("key:", "~",
+ * "null") counts as absent: the default applies, or the required key is missing.
+ * Anchors, aliases and explicit tags are refused (each key's type comes from its row).
+ * Duplicate keys in a mapping are errors. docs/CONFIG.md is the reference of every key.
+ *
  * Ownership: gf_config_load() allocates one gf_config that owns every string and
  * array in it; gf_config_free() releases all of it. Pointers into it are borrowed
  * and valid until then. Nothing mutates a loaded config.
+ *
+ * Threads: loading reads the environment (getenv), so do not call setenv() meanwhile;
+ * otherwise loads are independent. A loaded config is immutable and may be read from
+ * any thread.
  */
 #ifndef GAMEFN_CONFIG_H
 #define GAMEFN_CONFIG_H
@@ -37,6 +46,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gamefn/err.h"
 #include "gamefn/log.h"
@@ -65,6 +75,10 @@ typedef struct gf_cfg_enum_value {
 
 struct gf_cfg_table;
 
+/* `max` at or above this means "no upper bound" (use it for a lower bound alone:
+ * min = 1, max = GF_CFG_NO_MAX). */
+#define GF_CFG_NO_MAX 1e300
+
 typedef struct gf_cfg_field {
     const char *key;
     gf_cfg_type type;
@@ -80,11 +94,24 @@ typedef struct gf_cfg_field {
     const char *help;               /* one line, for docs and `--help-config` */
 } gf_cfg_field;
 
+/* What a table's validate hook found wrong. */
+typedef struct gf_cfg_problem {
+    const char *key; /* a key of this table whose value is wrong (the error then points at
+                        that value), or NULL for the object as a whole */
+    char text[200];  /* what is wrong, e.g. "must be at most half of fetch_expiry" */
+} gf_cfg_problem;
+
+/* Cross-field check, called once the object is filled (defaults applied). Returns true
+ * when the object is fine; otherwise fills *problem and returns false. Must not keep
+ * `obj` or write into it. */
+typedef bool (*gf_cfg_validate_fn)(const void *obj, gf_cfg_problem *problem);
+
 typedef struct gf_cfg_table {
     const char *name;
     size_t size; /* sizeof the struct this table fills */
     const gf_cfg_field *fields;
     size_t nfields;
+    gf_cfg_validate_fn validate; /* optional (NULL): cross-field checks */
 } gf_cfg_table;
 
 /* ---- errors ------------------------------------------------------------- */
@@ -230,7 +257,8 @@ const gf_bucket_config *gf_config_bucket(const gf_config *cfg, const char *name)
 /* Parses a YAML document fragment (the value of one key) with an arbitrary table.
  * For pure modules that own a config table of their own (e.g. matchmaking queues)
  * and for tests. `out` must point to table->size bytes; strings and arrays are
- * owned by *arena_out; free with gf_config_arena_free(). */
+ * owned by *arena_out; free with gf_config_arena_free(). An empty fragment gives every
+ * default. On error *out is left untouched and *arena_out is NULL. */
 struct gf_config_arena;
 gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
                              const gf_cfg_table *table, void *out,
@@ -241,5 +269,33 @@ void gf_config_arena_free(struct gf_config_arena *arena);
  * Return GF_ERR_INVALID on bad syntax or overflow. */
 gf_err gf_config_parse_duration_ms(const char *text, int64_t *out);
 gf_err gf_config_parse_size(const char *text, int64_t *out);
+
+/* ---- additions (after the first contract; nothing above changed) -------- */
+
+/* The inverse of the parsers, for logs and messages ("stream EVENTS: max_age is 1h on the
+ * server, 7d in config"): the largest unit that is exact. 90000 -> "90s", 0 -> "0",
+ * 8388608 -> "8MiB", 1000 -> "1KB", 1500 -> "1500". Negative values print as plain
+ * integers. Always NUL-terminates; returns buf. */
+char *gf_config_format_duration(int64_t ms, char *buf, size_t size);
+char *gf_config_format_size(int64_t bytes, char *buf, size_t size);
+
+/* The struct filled for the section passed to gf_config_load() (cfg->function). */
+const void *gf_config_function(const gf_config *cfg);
+
+/* The runtime's own tables: "" or NULL -> the top level (nats, log, runtime, jetstream);
+ * "nats", "nats.tls", "log", "runtime", "jetstream", "stream", "consumer", "bucket" ->
+ * that table. NULL for any other name. Static. */
+const gf_cfg_table *gf_config_schema(const char *name);
+
+/* Checks a table itself (for tests of a function's table): keys unique and non-empty,
+ * every default parses and is in range, enums non-empty, OBJECT/OBJECT_LIST have `sub`,
+ * lists have a count_offset, offsets inside `size`. GF_OK or GF_ERR_INVALID with *err
+ * naming the field. */
+gf_err gf_config_table_check(const gf_cfg_table *table, gf_config_error *err);
+
+/* Prints `table` as a Markdown table (key | type | default | range | description), one row
+ * per key, nested objects flattened as "prefix.key" and lists of objects as "key[].sub".
+ * `prefix` may be NULL or "". Returns GF_ERR_IO if writing fails. */
+gf_err gf_config_write_reference(FILE *f, const gf_cfg_table *table, const char *prefix);
 
 #endif

@@ -44,10 +44,20 @@ typedef struct gf_srv_info {
 
 typedef struct gf_srv gf_srv;
 
+/* Validates `info` (GF_ERR_INVALID, logged, when the name is not [A-Za-z0-9_-]+, the
+ * version is not semver, the id is not a single subject token, or an endpoint is
+ * malformed), copies it and subscribes the nine $SRV subjects. */
 gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out);
 
+/* Same validation and copy as gf_srv_start(), but subscribes nothing: the JSON
+ * builders and gf_srv_record() work, nobody answers on $SRV. For unit tests and
+ * tools. Free with gf_srv_stop(). */
+gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out);
+
 /* Records one handled request on endpoint `index`: processing time in nanoseconds,
- * and `error` (NULL on success) as "code:description" is kept as last_error. */
+ * and `error` (NULL on success) as "code:description" is kept as last_error
+ * (truncated to 255 bytes). An error counts in both num_requests and num_errors.
+ * An index out of range is ignored. */
 void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char *error);
 
 /* Unsubscribes and frees. NULL is fine. */

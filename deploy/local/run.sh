@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# The main job on one machine: install what is missing, build, start a local
+# nats-server with JetStream, provision streams and buckets from config/, start
+# every function, and stop everything cleanly on Ctrl-C or after --seconds N.
+#
+# usage: deploy/local/run.sh [--seconds N] [--fresh]
+#   --seconds N   run for N seconds, then stop (default: until Ctrl-C)
+#   --fresh       delete the local JetStream data first
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+seconds=0
+fresh=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="${2:?--seconds needs a number}"; shift 2 ;;
+    --fresh) fresh=1; shift ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+case "$seconds" in ''|*[!0-9]*) echo "run.sh: --seconds takes a whole number" >&2; exit 2 ;; esac
+
+"$root/scripts/install-deps.sh"
+echo "== building" >&2
+"$root/scripts/build.sh" "$root/build" >/dev/null
+
+data="$root/deploy/local/data"
+[ "$fresh" = 1 ] && rm -rf "$data"
+mkdir -p "$data/logs"
+rm -f "$data"/*.ports
+sed "s|@DATA@|$data|g" "$root/deploy/local/nats.conf.in" > "$data/nats.conf"
+
+pids=()
+names=()
+nats_pid=""
+stopping=0
+
+stop_all() {
+  [ "$stopping" = 1 ] && return
+  stopping=1
+  echo "== stopping" >&2
+  for i in "${!pids[@]}"; do kill -TERM "${pids[$i]}" 2>/dev/null || true; done
+  for i in "${!pids[@]}"; do
+    code=0
+    wait "${pids[$i]}" || code=$?
+    echo "   ${names[$i]} (pid ${pids[$i]}) exited with $code" >&2
+  done
+  if [ -n "$nats_pid" ]; then
+    kill -TERM "$nats_pid" 2>/dev/null || true
+    wait "$nats_pid" 2>/dev/null || true
+    echo "   nats-server (pid $nats_pid) stopped" >&2
+  fi
+}
+trap 'stop_all; exit 130' INT TERM
+trap 'stop_all' EXIT
+
+echo "== starting nats-server" >&2
+nats_server="$(command -v nats-server || echo /usr/sbin/nats-server)"
+"$nats_server" -c "$data/nats.conf" -l "$data/logs/nats-server.log" </dev/null >/dev/null 2>&1 &
+nats_pid=$!
+ports="$data/nats-server_${nats_pid}.ports"
+for _ in $(seq 1 100); do [ -s "$ports" ] && break; sleep 0.1; done
+[ -s "$ports" ] || { echo "nats-server did not start; see $data/logs/nats-server.log" >&2; exit 1; }
+url="$(sed -E 's/.*"nats":\["([^"]+)".*/\1/' "$ports")"
+monitor="$(sed -E 's/.*"monitoring":\["([^"]+)".*/\1/' "$ports")"
+for _ in $(seq 1 100); do curl -sf "$monitor/healthz?js-enabled-only=true" >/dev/null && break; sleep 0.1; done
+echo "   NATS at $url (monitoring $monitor)" >&2
+
+export GAMEFN_NATS_URL="$url"
+export GAMEFN_CONFIG="$root/config/gamefn.yaml"
+echo "== provisioning JetStream from config/gamefn.yaml" >&2
+"$root/build/tools/gamefn" provision
+
+echo "== starting functions" >&2
+for bin in "$root"/build/functions/*/gamefn-*; do
+  [ -x "$bin" ] || continue
+  name="$(basename "$bin")"
+  "$bin" >"$data/logs/$name.log" 2>&1 &
+  pids+=("$!")
+  names+=("$name")
+  echo "   $name (pid $!) logs: deploy/local/data/logs/$name.log" >&2
+done
+
+if [ "$seconds" -gt 0 ]; then
+  echo "== running for $seconds s" >&2
+  for ((s = 1; s <= seconds; s++)); do
+    sleep 1
+    for i in "${!pids[@]}"; do
+      kill -0 "${pids[$i]}" 2>/dev/null || { echo "${names[$i]} died; see its log" >&2; exit 1; }
+    done
+    printf '\r   %d/%d s' "$s" "$seconds" >&2
+  done
+  echo >&2
+else
+  echo "== running; Ctrl-C to stop" >&2
+  while true; do sleep 1; done
+fi
+
+echo "== report" >&2
+"$root/build/tools/gamefn" services

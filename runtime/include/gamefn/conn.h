@@ -1,0 +1,53 @@
+/*
+ * gamefn/conn.h — a NATS connection and JetStream context from config.
+ *
+ * - servers list (config nats.servers or GAMEFN_NATS_URL), reconnect forever with
+ *   exponential backoff plus uniform jitter (reconnect_wait doubling up to
+ *   reconnect_max_wait, + up to reconnect_jitter);
+ * - credentials file, nkey seed file, or user and password; TLS with CA, client
+ *   cert and key;
+ * - connection name "<function>-<instance id>", visible in the server's /connz;
+ * - SendAsap on, because responders otherwise pay nats.c's 1 ms flusher delay
+ *   (NATS-C.md §4.2);
+ * - disconnect, reconnect, close and async errors are logged.
+ *
+ * Ownership: gf_conn_open() returns a gf_conn that owns the natsConnection and the
+ * jsCtx; gf_conn_close() drains (bounded), closes and frees them. Threads: callbacks
+ * run on nats.c threads and only log and flip atomics.
+ */
+#ifndef GAMEFN_CONN_H
+#define GAMEFN_CONN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/config.h"
+#include "gamefn/err.h"
+
+typedef struct gf_conn gf_conn;
+
+/* Connects, retrying with the configured backoff until connected, until
+ * `*stop` becomes non-zero (-> GF_ERR_UNAVAILABLE), or until `give_up_ms` has
+ * passed (0 = never give up). A bad option (missing credentials file, bad TLS
+ * file) fails at once with GF_ERR_CONFIG. */
+gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
+                    int64_t give_up_ms, gf_conn **out);
+
+natsConnection *gf_conn_nats(gf_conn *c);
+jsCtx *gf_conn_js(gf_conn *c);
+
+/* Number of times the connection was re-established since open. */
+int64_t gf_conn_reconnects(gf_conn *c);
+
+/* Drains subscriptions and pending publishes (bounded by timeout_ms), then closes
+ * and frees. NULL is fine. */
+void gf_conn_close(gf_conn *c, int64_t timeout_ms);
+
+/* Backoff used between reconnect attempts (exposed for unit tests):
+ * min(max, base * 2^(attempt-1)) + jitter_sample, where jitter_sample is in [0, jitter]. */
+int64_t gf_conn_backoff_ms(const gf_nats_config *cfg, int attempt, int64_t jitter_sample);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * endpoint_pull.c — durable pull consumer endpoints.
+ *
+ * Design notes:
+ * - One thread per endpoint runs fetch -> handle -> ack, so a message is acked only
+ *   after its handler returned GF_OK (at-least-once; handlers are idempotent).
+ * - Fetching is two-step because of nats.c 3.4.1 (NATS-C.md §4.7): a NoWait fetch
+ *   takes whatever is ready, up to the batch; only when nothing is ready does a
+ *   long poll wait (expiry + idle heartbeat) for the next message, so latency stays
+ *   low without busy polling. The batch is min(fetch_batch, max_in_flight): that bounds
+ *   how many messages this instance holds un-acked.
+ * - Errors other than "no messages" (disconnect, missed heartbeat, leader change,
+ *   consumer gone) back off and, when persistent, re-bind the subscription, so pulls
+ *   resume by themselves after a reconnect or a JetStream leader change.
+ * - The consumer is bound (created by provisioning), never created by the subscribe
+ *   call, so destroying the subscription can never delete the durable (NATS-C.md §4.3).
+ * - On shutdown the thread finishes the batch it holds, acks it, and exits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fn_internal.h"
+#include "gamefn/log.h"
+#include "gamefn/provision.h"
+#include "nats_err.h"
+
+enum { REBIND_AFTER_ERRORS = 3 };
+
+static gf_err bind(gf_endpoint_run *run, natsSubscription **sub)
+{
+    const gf_consumer_config *cc = run->consumer;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = cc->stream;
+    so.Consumer = cc->name;
+    jsErrCode jerr = 0;
+    natsStatus s = js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL,
+                                    &so, &jerr);
+    if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
+        /* The consumer was deleted under us: recreate it from config, then bind. */
+        gf_provision_result res;
+        if (gf_provision_consumer(gf_fn_js(run->fn), cc, false, &res) == GF_OK)
+            s = js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL, &so,
+                                 &jerr);
+    }
+    return gf_nats_err(s);
+}
+
+static natsStatus fetch(natsSubscription *sub, natsMsgList *list, int batch,
+                        const gf_runtime_config *rc)
+{
+    jsFetchRequest req;
+    jsFetchRequest_Init(&req);
+    req.Batch = batch;
+    req.NoWait = true;
+    natsStatus s = natsSubscription_FetchRequest(list, sub, &req);
+    if (s != NATS_TIMEOUT || list->Count > 0)
+        return s;
+    natsMsgList_Destroy(list);
+
+    jsFetchRequest_Init(&req);
+    req.Batch = 1;
+    req.Expires = rc->fetch_expiry_ms * 1000000LL;
+    if (rc->heartbeat_ms > 0 && rc->heartbeat_ms * 2 < rc->fetch_expiry_ms)
+        req.Heartbeat = rc->heartbeat_ms * 1000000LL;
+    return natsSubscription_FetchRequest(list, sub, &req);
+}
+
+/* Redelivery delay for attempt `delivered` (1-based): the consumer's own backoff list
+ * when it has one, else 1 s doubling up to 30 s. */
+static int64_t nak_delay_ms(const gf_consumer_config *cc, uint64_t delivered)
+{
+    size_t i = delivered > 0 ? (size_t)(delivered - 1) : 0;
+    if (cc->backoff_ms_len > 0)
+        return cc->backoff_ms[i < cc->backoff_ms_len ? i : cc->backoff_ms_len - 1];
+    int64_t delay = 1000;
+    for (size_t k = 0; k < i && delay < 30000; k++)
+        delay *= 2;
+    return delay < 30000 ? delay : 30000;
+}
+
+static void handle_one(gf_endpoint_run *run, natsMsg *m)
+{
+    jsMsgMetaData *md = NULL;
+    gf_msg msg = {
+        .subject = natsMsg_GetSubject(m),
+        .data = (const uint8_t *)natsMsg_GetData(m),
+        .len = (size_t)natsMsg_GetDataLength(m),
+        .nats = m,
+    };
+    if (natsMsg_GetMetaData(&md, m) == NATS_OK) {
+        msg.stream_seq = md->Sequence.Stream;
+        msg.num_delivered = md->NumDelivered;
+        msg.timestamp_ns = md->Timestamp;
+    }
+    jsMsgMetaData_Destroy(md);
+
+    int64_t start = gf_now_mono_ns();
+    gf_err err = run->ep->on_message(run->fn, &msg);
+    if (err == GF_OK) {
+        natsMsg_Ack(m, NULL);
+    } else if (err == GF_ERR_PERMANENT || err == GF_ERR_INVALID) {
+        gf_log_warn("message rejected for good", "endpoint=%s seq=%llu deliveries=%llu err=%s",
+                    run->ep->name, (unsigned long long)msg.stream_seq,
+                    (unsigned long long)msg.num_delivered, gf_err_str(err));
+        natsMsg_Term(m, NULL);
+    } else {
+        int64_t delay = nak_delay_ms(run->consumer, msg.num_delivered);
+        gf_log_warn("message will be redelivered",
+                    "endpoint=%s seq=%llu deliveries=%llu err=%s delay_ms=%lld", run->ep->name,
+                    (unsigned long long)msg.stream_seq, (unsigned long long)msg.num_delivered,
+                    gf_err_str(err), (long long)delay);
+        natsMsg_NakWithDelay(m, delay, NULL);
+    }
+    gf_endpoint_record(run, start, err, NULL);
+}
+
+static void *pull_thread(void *arg)
+{
+    gf_endpoint_run *run = arg;
+    const gf_runtime_config *rc = &gf_fn_config(run->fn)->runtime;
+    int batch = (int)(rc->fetch_batch < rc->max_in_flight ? rc->fetch_batch : rc->max_in_flight);
+    natsSubscription *sub = NULL;
+    int errors = 0;
+    if (batch < 1)
+        batch = 1;
+
+    while (!atomic_load(&gf_stop_requested)) {
+        if (!sub && bind(run, &sub) != GF_OK) {
+            errors++;
+            gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
+                        run->ep->name, run->consumer->name, errors);
+            gf_sleep_ms(errors < 5 ? 200LL << errors : 5000);
+            continue;
+        }
+        natsMsgList list = {0};
+        natsStatus s = fetch(sub, &list, batch, rc);
+        if (s == NATS_OK) {
+            errors = 0;
+            for (int i = 0; i < list.Count; i++)
+                handle_one(run, list.Msgs[i]);
+        } else if (s != NATS_TIMEOUT) {
+            errors++;
+            if (errors == 1 || errors % 10 == 0)
+                gf_log_warn("fetch failed", "endpoint=%s status=%d errors=%d", run->ep->name,
+                            (int)s, errors);
+            if (errors >= REBIND_AFTER_ERRORS || s == NATS_INVALID_SUBSCRIPTION) {
+                natsSubscription_Destroy(sub);
+                sub = NULL;
+            }
+            gf_sleep_ms(errors < 5 ? 100LL << errors : 2000);
+        }
+        natsMsgList_Destroy(&list);
+    }
+    natsSubscription_Destroy(sub);
+    atomic_store(&run->thread_done, 1);
+    return NULL;
+}
+
+gf_err gf_endpoint_pull_start(gf_endpoint_run *run)
+{
+    if (!run->consumer || !run->ep->on_message)
+        return GF_ERR_INVALID;
+    if (pthread_create(&run->thread, NULL, pull_thread, run) != 0)
+        return GF_ERR_NOMEM;
+    run->thread_started = true;
+    return GF_OK;
+}

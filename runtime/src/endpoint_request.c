@@ -1,0 +1,107 @@
+/*
+ * endpoint_request.c — request/reply endpoints on a queue group.
+ *
+ * Design notes:
+ * - The handler runs on nats.c's delivery thread for this subscription: one request
+ *   at a time per endpoint and instance; scale by adding instances.
+ * - Error replies follow the NATS services protocol: headers Nats-Service-Error-Code
+ *   and Nats-Service-Error, plus a gamefn.v1.Error body so protobuf clients get a
+ *   typed code without parsing headers.
+ * - Shutdown drains the subscription: the server stops routing new requests to this
+ *   instance and the ones already delivered are answered.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fn_internal.h"
+#include "gamefn/log.h"
+#include "gamefn/wire.h"
+#include "nats_err.h"
+
+static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err,
+                             const char *text)
+{
+    gf_wire_error e;
+    natsMsg *m = NULL;
+    natsStatus s = NATS_NO_MEMORY;
+    if (gf_wire_error_from_err(&e, err, NULL, text) == GF_OK)
+        s = natsMsg_Create(&m, reply_to, NULL, (const char *)e.body, (int)e.body_len);
+    if (s == NATS_OK)
+        s = natsMsgHeader_Set(m, GF_WIRE_HDR_ERROR_CODE, e.code_header);
+    if (s == NATS_OK)
+        s = natsMsgHeader_Set(m, GF_WIRE_HDR_ERROR, e.message);
+    if (s == NATS_OK)
+        s = natsConnection_PublishMsg(nc, m);
+    natsMsg_Destroy(m);
+    gf_wire_error_fini(&e);
+    return s;
+}
+
+static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
+{
+    gf_endpoint_run *run = closure;
+    int64_t start = gf_now_mono_ns();
+    gf_msg req = {
+        .subject = natsMsg_GetSubject(m),
+        .data = (const uint8_t *)natsMsg_GetData(m),
+        .len = (size_t)natsMsg_GetDataLength(m),
+        .nats = m,
+    };
+    gf_reply reply = {0};
+    gf_err err = run->ep->on_request(run->fn, &req, &reply);
+
+    const char *reply_to = natsMsg_GetReply(m);
+    if (reply_to && reply_to[0]) {
+        natsStatus s = err == GF_OK ? natsConnection_Publish(nc, reply_to, reply.data,
+                                                             (int)reply.len)
+                                    : send_error(nc, reply_to, err, reply.error);
+        if (s != NATS_OK)
+            gf_log_warn("reply not sent", "endpoint=%s status=%d", run->ep->name, (int)s);
+    }
+    gf_endpoint_record(run, start, err, reply.error);
+    free(reply.data);
+    natsMsg_Destroy(m);
+}
+
+gf_err gf_endpoint_request_start(gf_endpoint_run *run)
+{
+    const gf_endpoint *ep = run->ep;
+    if (!ep->subject || !ep->on_request)
+        return GF_ERR_INVALID;
+    natsStatus s = ep->queue_group
+                       ? natsConnection_QueueSubscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
+                                                       ep->queue_group, on_request, run)
+                       : natsConnection_Subscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
+                                                  on_request, run);
+    if (s == NATS_OK) /* make sure the server knows the subscription before we say "started" */
+        s = natsConnection_Flush(gf_fn_nats(run->fn));
+    return gf_nats_err(s);
+}
+
+/* Shared by request and tick subscriptions. */
+bool gf_endpoint_drain_subscription(gf_endpoint_run *run, int64_t deadline_ms)
+{
+    bool clean = true;
+    if (!run->sub)
+        return true;
+    int64_t left = deadline_ms - gf_now_mono_ms();
+    if (left < 1)
+        left = 1;
+    if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
+        clean = natsSubscription_WaitForDrainCompletion(run->sub, left) == NATS_OK;
+    natsSubscription_Destroy(run->sub);
+    run->sub = NULL;
+    return clean;
+}
+
+void gf_endpoint_record(gf_endpoint_run *run, int64_t start_ns, gf_err err, const char *text)
+{
+    if (!run->fn->srv)
+        return;
+    char error[320];
+    if (err != GF_OK)
+        snprintf(error, sizeof error, "%s:%s", gf_err_str(err), text && text[0] ? text : "");
+    gf_srv_record(run->fn->srv, run->index, gf_now_mono_ns() - start_ns,
+                  err == GF_OK ? NULL : error);
+}

@@ -1,0 +1,259 @@
+/*
+ * provision_bucket.c — KV buckets from config.
+ *
+ * Design notes:
+ *  - A bucket is created with js_CreateKeyValue (so it gets exactly the stream
+ *    settings nats.c gives every bucket: rollup, deny-delete, direct get,
+ *    discard new) and checked through its backing stream KV_<bucket>:
+ *      history        = max_msgs_per_subject
+ *      ttl            = max_age          (0 = keys never expire)
+ *      max_value_size = max_msg_size     (0 in config = -1 on the server)
+ *      max_bytes      = max_bytes        (0 in config = -1 on the server)
+ *      storage, replicas, description
+ *    plus its subjects, which must be exactly $KV.<bucket>.>.
+ *  - Updates patch the backing stream's own config (js_UpdateStream). The
+ *    duplicate window is reset to 0 so that the server derives it from the new
+ *    ttl as it did at creation (2 minutes, or the ttl when shorter); otherwise a
+ *    shorter ttl would be refused for being below the old window.
+ *  - Storage cannot change in place; everything else we manage can.
+ *  - Units: config ms, kvConfig.TTL and stream MaxAge ns.
+ */
+#include "gamefn/provision.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nats_err.h"
+#include "provision_diff.h"
+
+enum { PROV_MAX_HISTORY = 64, PROV_MAX_REPLICAS = 5, PROV_MAX_BUCKET_NAME = 200 };
+
+static bool bucket_name_ok(const char *s)
+{
+    if (s == NULL || s[0] == '\0' || strlen(s) > PROV_MAX_BUCKET_NAME)
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_'))
+            return false;
+    }
+    return true;
+}
+
+static gf_err bucket_validate(const gf_bucket_config *c, const char *asset,
+                              gf_provision_result *res)
+{
+    if (!bucket_name_ok(c->name)) {
+        gf_prov_message(res, "%s: invalid bucket name (want [A-Za-z0-9_-]+, at most %d bytes)",
+                        asset, PROV_MAX_BUCKET_NAME);
+        return GF_ERR_INVALID;
+    }
+    if (c->history < 1 || c->history > PROV_MAX_HISTORY) {
+        gf_prov_message(res, "%s: history %lld is outside 1..%d", asset, (long long)c->history,
+                        PROV_MAX_HISTORY);
+        return GF_ERR_INVALID;
+    }
+    if (!gf_prov_ms_ok(c->ttl_ms)) {
+        gf_prov_message(res, "%s: ttl must be >= 0 and fit in int64 nanoseconds", asset);
+        return GF_ERR_INVALID;
+    }
+    if (c->storage < GF_STORAGE_FILE || c->storage > GF_STORAGE_MEMORY) {
+        gf_prov_message(res, "%s: storage %d out of range", asset, c->storage);
+        return GF_ERR_INVALID;
+    }
+    if (c->replicas < 0 || c->replicas > PROV_MAX_REPLICAS) {
+        gf_prov_message(res, "%s: replicas %lld is outside 0..%d", asset, (long long)c->replicas,
+                        PROV_MAX_REPLICAS);
+        return GF_ERR_INVALID;
+    }
+    if (c->max_value_size < -1 || c->max_value_size > INT32_MAX || c->max_bytes < -1) {
+        gf_prov_message(res, "%s: max_value_size (at most %d) and max_bytes must be >= 0", asset,
+                        INT32_MAX);
+        return GF_ERR_INVALID;
+    }
+    return GF_OK;
+}
+
+/* The backing stream as the server reports it for a bucket created from `c`:
+ * only the fields we compare are set. */
+typedef struct bucket_expected {
+    int64_t history;
+    int64_t max_age;
+    jsStorageType storage;
+    int64_t replicas;
+    int32_t max_msg_size;
+    int64_t max_bytes;
+    const char *description;
+    char subject[PROV_MAX_BUCKET_NAME + 8];
+} bucket_expected;
+
+static void bucket_expect(const gf_bucket_config *c, bucket_expected *w)
+{
+    w->history = c->history;
+    w->max_age = gf_prov_ms_to_ns(c->ttl_ms);
+    w->storage = c->storage == GF_STORAGE_MEMORY ? js_MemoryStorage : js_FileStorage;
+    w->replicas = c->replicas > 0 ? c->replicas : 1;
+    w->max_msg_size = c->max_value_size > 0 ? (int32_t)c->max_value_size : -1;
+    w->max_bytes = c->max_bytes > 0 ? c->max_bytes : -1;
+    w->description = c->description;
+    snprintf(w->subject, sizeof w->subject, "$KV.%s.>", c->name);
+}
+
+static void bucket_compare(const jsStreamConfig *s, const bucket_expected *w, gf_prov_diff *d)
+{
+    const char *subject = w->subject;
+    gf_prov_diff_subjects(d, false, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
+                          &subject, 1);
+    gf_prov_diff_limit(d, true, "history", s->MaxMsgsPerSubject, w->history);
+    gf_prov_diff_duration(d, true, "ttl", s->MaxAge, w->max_age, "none");
+    if (s->Storage != w->storage)
+        gf_prov_diff_add(d, false, "storage", gf_prov_storage_name(s->Storage),
+                         gf_prov_storage_name(w->storage));
+    gf_prov_diff_limit(d, true, "replicas", s->Replicas, w->replicas);
+    gf_prov_diff_limit(d, true, "max_value_size", s->MaxMsgSize, w->max_msg_size);
+    gf_prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->max_bytes);
+    if (w->description != NULL)
+        gf_prov_diff_string(d, true, "description", s->Description, w->description);
+}
+
+static gf_err bucket_create(jsCtx *js, const gf_bucket_config *cfg, const bucket_expected *w,
+                            const char *asset, gf_provision_result *res)
+{
+    kvConfig kc;
+    kvStore *kv = NULL;
+
+    kvConfig_Init(&kc);
+    kc.Bucket = cfg->name;
+    kc.Description = cfg->description;
+    kc.History = (uint8_t)w->history;
+    kc.TTL = w->max_age;
+    kc.StorageType = w->storage;
+    kc.Replicas = (int)w->replicas;
+    kc.MaxValueSize = w->max_msg_size;
+    kc.MaxBytes = w->max_bytes;
+    natsStatus s = js_CreateKeyValue(&kv, js, &kc);
+    kvStore_Destroy(kv);
+    if (s != NATS_OK) {
+        gf_prov_message(res, "%s: create failed: %s", asset, gf_prov_nats_text(s));
+        return gf_nats_err(s);
+    }
+    return GF_OK;
+}
+
+static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *asset, bool update,
+                           gf_provision_result *res, bool *warn)
+{
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    bucket_expected want;
+    gf_prov_diff diff;
+    char stream[PROV_MAX_BUCKET_NAME + 4];
+    bool created = false;
+    gf_err err = GF_OK;
+    natsStatus s;
+
+    bucket_expect(cfg, &want);
+    snprintf(stream, sizeof stream, "KV_%s", cfg->name);
+
+    s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
+    if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr)) {
+        err = bucket_create(js, cfg, &want, asset, res);
+        created = err == GF_OK;
+        /* Read back either way: on success to check what the server stored,
+         * on failure because another process may have created it first. */
+        jerr = 0;
+        s = js_GetStreamInfo(&si, js, stream, NULL, &jerr);
+        if (err != GF_OK && s != NATS_OK)
+            goto out; /* the create error stands */
+        err = GF_OK;
+        res->message[0] = '\0';
+    }
+    if (s != NATS_OK) {
+        gf_prov_message(res, "%s: cannot read stream %s: %s", asset, stream, gf_prov_nats_text(s));
+        err = gf_nats_js_err(s, jerr);
+        goto out;
+    }
+
+    gf_prov_diff_init(&diff);
+    bucket_compare(si->Config, &want, &diff);
+    if (created) {
+        res->outcome = GF_PROVISION_CREATED;
+        if (!gf_prov_diff_empty(&diff)) {
+            gf_prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
+            *warn = true;
+        }
+        goto out;
+    }
+    if (gf_prov_diff_empty(&diff)) {
+        res->outcome = GF_PROVISION_UNCHANGED;
+        goto out;
+    }
+    gf_prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
+    if (!update || diff.nfixed > 0) {
+        err = GF_ERR_CONFLICT;
+        goto out;
+    }
+
+    jsStreamConfig up = *si->Config;
+    up.Description = want.description ? want.description : si->Config->Description;
+    up.MaxMsgsPerSubject = want.history;
+    up.MaxAge = want.max_age;
+    up.Duplicates = 0; /* re-derived from the ttl by the server */
+    up.Replicas = want.replicas;
+    up.MaxMsgSize = want.max_msg_size;
+    up.MaxBytes = want.max_bytes;
+    jsStreamInfo *after = NULL;
+    jerr = 0;
+    s = js_UpdateStream(&after, js, &up, NULL, &jerr);
+    if (s == NATS_OK) {
+        /* Trust but verify: what the server now reports must match. */
+        gf_prov_diff_init(&diff);
+        bucket_compare(after->Config, &want, &diff);
+    }
+    jsStreamInfo_Destroy(after);
+    if (s == NATS_OK && !gf_prov_diff_empty(&diff)) {
+        char still[sizeof res->message];
+        gf_prov_diff_message(&diff, asset, true, still, sizeof still);
+        gf_prov_message(res, "%s (updated, but the server still differs)", still);
+        err = GF_ERR_CONFLICT;
+        goto out;
+    }
+    if (s != NATS_OK) {
+        char diff_text[sizeof res->message];
+        snprintf(diff_text, sizeof diff_text, "%s", res->message);
+        gf_prov_message(res, "%s (the server refused the update: %s)", diff_text,
+                        gf_prov_nats_text(s));
+        err = jerr != 0 ? GF_ERR_CONFLICT : gf_nats_err(s);
+        goto out;
+    }
+    res->outcome = GF_PROVISION_UPDATED;
+out:
+    jsStreamInfo_Destroy(si);
+    return err;
+}
+
+gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
+                           gf_provision_result *res)
+{
+    gf_provision_result local;
+    char asset[300];
+    bool warn = false;
+    gf_err err;
+
+    if (res == NULL)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    res->outcome = GF_PROVISION_UNCHANGED;
+    snprintf(asset, sizeof asset, "bucket %s", cfg && cfg->name ? cfg->name : "(null)");
+    if (js == NULL || cfg == NULL) {
+        gf_prov_message(res, "bucket: no JetStream context or config");
+        err = GF_ERR_INVALID;
+    } else {
+        err = bucket_validate(cfg, asset, res);
+        if (err == GF_OK)
+            err = bucket_apply(js, cfg, asset, update, res, &warn);
+    }
+    gf_prov_report("bucket", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
+    return err;
+}

@@ -1,0 +1,99 @@
+/*
+ * provision_diff.h — helpers shared by the provisioning files (private to the runtime).
+ *
+ * A gf_prov_diff collects the fields where the server's asset differs from the
+ * configured one, split into "fixed" (the server cannot change them in place)
+ * and "editable" (an update can). Each entry reads "field is <server> on the
+ * server, <config> in config", so the final message names asset, field and
+ * both values. Values are formatted for people: durations as 7d / 1h / 250ms,
+ * limits as "unlimited" when negative.
+ *
+ * Everything here is plain data on the caller's stack; no threads, no NATS calls.
+ */
+#ifndef GAMEFN_PROVISION_DIFF_H
+#define GAMEFN_PROVISION_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/err.h"
+#include "gamefn/log.h"
+#include "gamefn/provision.h"
+
+typedef struct gf_prov_diff {
+    char fixed[512];
+    char editable[512];
+    size_t fixed_len, editable_len; /* bytes used in each buffer */
+    int nfixed, neditable;          /* entries */
+} gf_prov_diff;
+
+void gf_prov_diff_init(gf_prov_diff *d);
+
+/* Records one difference with already formatted values. */
+void gf_prov_diff_add(gf_prov_diff *d, bool editable, const char *field, const char *server,
+                      const char *config);
+
+/* Compare-and-record helpers. `zero` is the text for 0 ("unlimited", "none" or NULL to
+ * print "0"). Durations are in nanoseconds. */
+void gf_prov_diff_duration(gf_prov_diff *d, bool editable, const char *field, int64_t server_ns,
+                           int64_t config_ns, const char *zero);
+void gf_prov_diff_limit(gf_prov_diff *d, bool editable, const char *field, int64_t server,
+                        int64_t config); /* negative = "unlimited" */
+void gf_prov_diff_string(gf_prov_diff *d, bool editable, const char *field, const char *server,
+                         const char *config); /* NULL == "" */
+/* Sets of subjects: order and duplicates do not matter. */
+void gf_prov_diff_subjects(gf_prov_diff *d, bool editable, const char *field,
+                           const char *const *server, int server_len, const char *const *config,
+                           int config_len);
+
+static inline bool gf_prov_diff_empty(const gf_prov_diff *d)
+{
+    return d->nfixed == 0 && d->neditable == 0;
+}
+
+/* "stream EVENTS: <fixed entries>; <editable entries>" into out. With `update`
+ * false and only editable entries, says that an update would apply them. */
+void gf_prov_diff_message(const gf_prov_diff *d, const char *asset, bool update, char *out,
+                          size_t size);
+
+/* Value formatting (always NUL-terminates). */
+char *gf_prov_fmt_duration(char *buf, size_t size, int64_t ns, const char *zero);
+char *gf_prov_fmt_limit(char *buf, size_t size, int64_t v);
+
+/* Conversions from config units; callers validated the ranges. */
+static inline int64_t gf_prov_ms_to_ns(int64_t ms)
+{
+    return ms * 1000000;
+}
+/* ms values that fit in int64 nanoseconds once converted. */
+bool gf_prov_ms_ok(int64_t ms);
+
+/* Stream/consumer names: non-empty, no whitespace, '.', '*', '>', '/' or '\'. */
+bool gf_prov_name_ok(const char *s);
+/* A subject: non-empty, printable, no empty tokens. */
+bool gf_prov_subject_ok(const char *s);
+
+/* Name of enum values as the server spells them. */
+const char *gf_prov_retention_name(int v);
+const char *gf_prov_storage_name(int v);
+const char *gf_prov_discard_name(int v);
+const char *gf_prov_deliver_name(int v);
+const char *gf_prov_ack_name(int v);
+
+/* The one log line for an asset: kind "stream", "consumer" or "bucket", its name,
+ * and res->message as detail. On err == GF_OK the outcome is logged at info, or
+ * at warn when `warn` is set; errors at error level. */
+void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
+                    bool warn, const gf_provision_result *res);
+
+/* Formats res->message (printf style). */
+void gf_prov_message(gf_provision_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Text of the last nats.c error, for messages. */
+const char *gf_prov_nats_text(natsStatus s);
+
+#endif

@@ -1,0 +1,190 @@
+/* fn_support.c — see fn_support.h. */
+#include "fn_support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char config_template[] =
+    "nats:\n"
+    "  servers: [\"%s\"]\n"
+    "  reconnect_wait: 100ms\n"
+    "  reconnect_jitter: 50ms\n"
+    "  reconnect_max_wait: 500ms\n"
+    "log:\n"
+    "  level: info\n"
+    "runtime:\n"
+    "  drain_timeout: 5s\n"
+    "  fetch_batch: 8\n"
+    "  max_in_flight: 8\n"
+    "  fetch_expiry: 1s\n"
+    "  heartbeat: 250ms\n"
+    "jetstream:\n"
+    "  streams:\n"
+    "    - name: TEST_JOBS\n"
+    "      subjects: [test.jobs]\n"
+    "    - name: TEST_RESULTS\n"
+    "      subjects: [\"test.results.>\"]\n"
+    "  consumers:\n"
+    "    - stream: TEST_JOBS\n"
+    "      name: worker\n"
+    "      ack_wait: 2s\n"
+    "      max_deliver: 5\n"
+    "  buckets:\n"
+    "    - name: TEST_LEASES\n"
+    "functions:\n"
+    "%s";
+
+void gf_fnenv_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
+{
+    memset(env, 0, sizeof *env);
+    snprintf(env->dir, sizeof env->dir, "/tmp/gamefn-fntest-XXXXXX");
+    if (!mkdtemp(env->dir))
+        return -1;
+    if (gf_natsd_start(NULL, &env->natsd) != 0)
+        return -1;
+    snprintf(env->config_path, sizeof env->config_path, "%s/gamefn.yaml", env->dir);
+    FILE *f = fopen(env->config_path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, config_template, gf_natsd_url(env->natsd),
+            functions_yaml ? functions_yaml : "  {}\n");
+    fclose(f);
+
+    natsOptions *o = NULL;
+    natsOptions_Create(&o);
+    natsOptions_SetURL(o, gf_natsd_url(env->natsd));
+    natsOptions_SetSendAsap(o, true);
+    natsOptions_SetMaxReconnect(o, -1);
+    natsOptions_SetReconnectWait(o, 100);
+    natsStatus s = natsConnection_Connect(&env->nc, o);
+    natsOptions_Destroy(o);
+    if (s == NATS_OK)
+        s = natsConnection_JetStream(&env->js, env->nc, NULL);
+    return s == NATS_OK ? 0 : -1;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[400];
+    /* The directory is ours (mkdtemp); plain files only. */
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "fn_support: could not remove %s\n", dir);
+}
+
+void gf_fnenv_free(gf_fnenv *env)
+{
+    jsCtx_Destroy(env->js);
+    if (env->nc) {
+        natsConnection_Close(env->nc);
+        natsConnection_Destroy(env->nc);
+    }
+    gf_natsd_free(env->natsd);
+    if (env->dir[0])
+        remove_dir(env->dir);
+    memset(env, 0, sizeof *env);
+}
+
+const char *gf_fnenv_binary(const char *relative, char *buf, size_t size)
+{
+    const char *build = getenv("GAMEFN_BUILD_DIR");
+    snprintf(buf, size, "%s/%s", build && build[0] ? build : ".", relative);
+    return buf;
+}
+
+int gf_fnenv_spawn(gf_fnenv *env, gf_proc *p, const char *relative, const char *instance,
+                   char *const extra_env[])
+{
+    char bin[512], log[400];
+    gf_fnenv_binary(relative, bin, sizeof bin);
+    snprintf(log, sizeof log, "%s/%s.log", env->dir, instance);
+    char inst[128];
+    snprintf(inst, sizeof inst, "%s", instance);
+    char *argv[] = {bin, "--config", env->config_path, "--instance", inst, NULL};
+    return gf_proc_spawn(p, argv, extra_env, log);
+}
+
+int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json)
+{
+    natsMsg *reply = NULL;
+    *json = NULL;
+    if (natsConnection_Request(&reply, env->nc, subject, NULL, 0, 1000) != NATS_OK)
+        return -1;
+    *json = strndup(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply));
+    natsMsg_Destroy(reply);
+    return *json ? 0 : -1;
+}
+
+bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int timeout_ms)
+{
+    char subject[256];
+    snprintf(subject, sizeof subject, "$SRV.PING.%s.%s", name, id);
+    for (int waited = 0; waited < timeout_ms; waited += 100) {
+        natsMsg *reply = NULL;
+        if (natsConnection_Request(&reply, env->nc, subject, NULL, 0, 100) == NATS_OK) {
+            natsMsg_Destroy(reply);
+            return true;
+        }
+        gf_fnenv_sleep_ms(100);
+    }
+    return false;
+}
+
+int gf_fnenv_results(gf_fnenv *env, const char *subject, gf_lines *out)
+{
+    jsStreamInfo *si = NULL;
+    memset(out, 0, sizeof *out);
+    if (js_GetStreamInfo(&si, env->js, "TEST_RESULTS", NULL, NULL) != NATS_OK)
+        return -1;
+    uint64_t first = si->State.FirstSeq, last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    out->lines = calloc(last + 1, sizeof *out->lines);
+    if (!out->lines)
+        return -1;
+    for (uint64_t seq = first; seq <= last && last > 0; seq++) {
+        natsMsg *m = NULL;
+        if (js_GetMsg(&m, env->js, "TEST_RESULTS", seq, NULL, NULL) != NATS_OK)
+            continue;
+        if (strcmp(natsMsg_GetSubject(m), subject) == 0)
+            out->lines[out->count++] =
+                strndup(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m));
+        natsMsg_Destroy(m);
+    }
+    return 0;
+}
+
+void gf_fnenv_lines_free(gf_lines *l)
+{
+    for (size_t i = 0; i < l->count; i++)
+        free(l->lines[i]);
+    free(l->lines);
+    memset(l, 0, sizeof *l);
+}
+
+int gf_fnenv_publish_job(gf_fnenv *env, const char *job)
+{
+    return js_Publish(NULL, env->js, "test.jobs", job, (int)strlen(job), NULL, NULL) == NATS_OK
+               ? 0
+               : -1;
+}
+
+bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
+                         int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        if (pred(env, arg))
+            return true;
+        if (waited >= timeout_ms)
+            return false;
+        gf_fnenv_sleep_ms(50);
+    }
+}

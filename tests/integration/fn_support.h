@@ -1,0 +1,69 @@
+/*
+ * fn_support.h — helpers for integration tests that run function binaries against a
+ * real nats-server: a config file per test, spawning functions, reading what the
+ * test worker recorded, and $SRV queries.
+ *
+ * Ownership: gf_fnenv owns its server, its temporary directory (config and logs) and
+ * its client connection; gf_fnenv_free() stops and removes all of them. Spawned
+ * gf_proc are the caller's: gf_proc_cleanup() each one.
+ */
+#ifndef GAMEFN_TEST_FN_SUPPORT_H
+#define GAMEFN_TEST_FN_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "natsd.h"
+#include "proc.h"
+
+typedef struct gf_fnenv {
+    gf_natsd *natsd;
+    char dir[256];         /* temporary: config and function logs */
+    char config_path[320];
+    natsConnection *nc; /* the test's own client, SendAsap */
+    jsCtx *js;
+} gf_fnenv;
+
+/* Starts a server, writes a config whose jetstream section holds TEST_JOBS
+ * (test.jobs), TEST_RESULTS (test.results.>), consumer TEST_JOBS/worker (ack_wait
+ * 2s, max_deliver 5) and bucket TEST_LEASES, plus `functions_yaml` (the text of the
+ * `functions:` section's entries, indented by two spaces; may be NULL). Connects. */
+int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
+void gf_fnenv_free(gf_fnenv *env);
+
+/* Path of a built binary, e.g. "functions/echo/gamefn-echo" (from GAMEFN_BUILD_DIR). */
+const char *gf_fnenv_binary(const char *relative, char *buf, size_t size);
+
+/* Spawns `relative` with --config and --instance `instance`; `env` extra "K=V" (may be
+ * NULL). The log goes to <dir>/<instance>.log. */
+int gf_fnenv_spawn(gf_fnenv *env, gf_proc *p, const char *relative, const char *instance,
+                   char *const extra_env[]);
+
+/* Waits until `$SRV.PING.<name>.<id>` answers (the instance is up). */
+bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int timeout_ms);
+
+/* One request to a $SRV subject; *json is malloc'd text (caller frees). */
+int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json);
+
+/* Every message in TEST_RESULTS on `subject`, in stream order, as NUL-terminated lines
+ * into a malloc'd array (caller frees with gf_fnenv_lines_free). */
+typedef struct gf_lines {
+    char **lines;
+    size_t count;
+} gf_lines;
+int gf_fnenv_results(gf_fnenv *env, const char *subject, gf_lines *out);
+void gf_fnenv_lines_free(gf_lines *l);
+
+/* Publishes a job to TEST_JOBS (synchronously, acked). */
+int gf_fnenv_publish_job(gf_fnenv *env, const char *job);
+
+/* Polls `pred` every 50 ms until it returns true or timeout_ms passes. */
+bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
+                         int timeout_ms);
+
+void gf_fnenv_sleep_ms(int ms);
+
+#endif

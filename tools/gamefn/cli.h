@@ -1,0 +1,10 @@
+/* cli.h — subcommands of the gamefn operator CLI. Each returns a process exit code. */
+#ifndef GAMEFN_CLI_H
+#define GAMEFN_CLI_H
+
+#include "gamefn/config.h"
+
+int gf_cli_provision(const gf_config *cfg, int argc, char **argv);
+int gf_cli_services(const gf_config *cfg, int argc, char **argv);
+
+#endif

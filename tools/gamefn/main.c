@@ -1,0 +1,81 @@
+/*
+ * gamefn — the operator's command line.
+ *
+ *   gamefn [--config FILE] check-config      validate the configuration
+ *   gamefn [--config FILE] provision [--update]
+ *                                            create or verify every stream, bucket and
+ *                                            consumer in config; conflicts are reported
+ *   gamefn [--config FILE] services [--wait MS]
+ *                                            list running function instances ($SRV.STATS)
+ *
+ * The NATS URL comes from config or GAMEFN_NATS_URL, like every function.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gamefn/config.h"
+#include "gamefn/log.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gamefn [--config FILE] <command> [options]\n\n"
+               "commands:\n"
+               "  check-config          validate the configuration file\n"
+               "  provision [--update]  create/verify streams, buckets and consumers from config\n"
+               "  services [--wait MS]  list running function instances and their stats\n\n"
+               "--config defaults to $GAMEFN_CONFIG, else config/gamefn.yaml.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = getenv("GAMEFN_CONFIG");
+    if (!path || !path[0])
+        path = "config/gamefn.yaml";
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[i];
+    gf_log_init("gamefn", GF_LOG_INFO);
+
+    gf_config *cfg = NULL;
+    gf_config_error err;
+    if (gf_config_load(path, NULL, &cfg, &err) != GF_OK) {
+        fprintf(stderr, "gamefn: %s\n", err.message);
+        return 2;
+    }
+    gf_log_set_level((gf_log_level)cfg->log.level);
+    int code;
+    if (strcmp(cmd, "check-config") == 0) {
+        printf("%s: ok (%zu streams, %zu buckets, %zu consumers)\n", path,
+               cfg->jetstream.streams_len, cfg->jetstream.buckets_len,
+               cfg->jetstream.consumers_len);
+        code = 0;
+    } else if (strcmp(cmd, "provision") == 0) {
+        code = gf_cli_provision(cfg, argc - i, argv + i);
+    } else if (strcmp(cmd, "services") == 0) {
+        code = gf_cli_services(cfg, argc - i, argv + i);
+    } else {
+        fprintf(stderr, "gamefn: unknown command '%s'\n", cmd);
+        usage(stderr);
+        code = 2;
+    }
+    gf_config_free(cfg);
+    return code;
+}
