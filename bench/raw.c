@@ -23,11 +23,22 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Set by SIGINT/SIGTERM: phases stop at their next bound check, the run then
+ * fails (no figures) but still stops its server and removes its directory. */
+static volatile sig_atomic_t raw_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    raw_interrupted = 1;
+}
 
 double gf_raw_now(void)
 {
@@ -45,6 +56,8 @@ int64_t gf_raw_now_ns(void)
 
 bool gf_raw_done(const gf_raw_opts *o, double t0, long long done)
 {
+    if (raw_interrupted)
+        return true;
     if (o->count > 0 && done >= o->count)
         return true;
     return o->seconds > 0 && gf_raw_now() - t0 >= o->seconds;
@@ -69,22 +82,21 @@ void gf_raw_progress(const char *phase, double t0, long long done, double *last)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: gamefn-bench raw [options]\n"
-            "\n"
-            "Measures, in one run, against its own fresh single-node nats-server (or --url):\n"
-            "  async JetStream publish with a unique Msg-Id, durable pull fetch + ack,\n"
-            "  KV compare-and-set (sync and pipelined), request/reply round trip.\n"
-            "\n"
-            "options:\n"
-            "  --url URL          measure an existing server (default: start one)\n"
-            "  --payload N        bytes per message, 8..1000000 (default 200)\n"
-            "  --seconds S        time bound per phase, 0 = none (default 5)\n"
-            "  --count N          operation bound per phase, 0 = none (default 0)\n"
-            "  --max-pending N    async publish window, 1..1000000 (default 2048)\n"
-            "  --batch N          fetch batch, 1..10000 (default 500)\n"
-            "  --keys N           distinct keys of pipelined KV CAS, 1..100000 (default 1024)\n"
-            "  --json             print one JSON object as the last line of stdout\n");
+    fprintf(f, "usage: gamefn-bench raw [options]\n"
+               "\n"
+               "Measures, in one run, against its own fresh single-node nats-server (or --url):\n"
+               "  async JetStream publish with a unique Msg-Id, durable pull fetch + ack,\n"
+               "  KV compare-and-set (sync and pipelined), request/reply round trip.\n"
+               "\n"
+               "options:\n"
+               "  --url URL          measure an existing server (default: start one)\n"
+               "  --payload N        bytes per message, 8..1000000 (default 200)\n"
+               "  --seconds S        time bound per phase, 0 = none (default 5)\n"
+               "  --count N          operation bound per phase, 0 = none (default 0)\n"
+               "  --max-pending N    async publish window, 1..1000000 (default 2048)\n"
+               "  --batch N          fetch batch, 1..10000 (default 500)\n"
+               "  --keys N           distinct keys of pipelined KV CAS, 1..100000 (default 1024)\n"
+               "  --json             print one JSON object as the last line of stdout\n");
 }
 
 static int parse_ll(const char *flag, const char *v, long long lo, long long hi, long long *out)
@@ -93,8 +105,8 @@ static int parse_ll(const char *flag, const char *v, long long lo, long long hi,
     errno = 0;
     long long x = v ? strtoll(v, &end, 10) : 0;
     if (!v || !*v || *end || errno || x < lo || x > hi) {
-        fprintf(stderr, "gamefn-bench raw: %s needs an integer in %lld..%lld, got '%s'\n", flag,
-                lo, hi, v ? v : "");
+        fprintf(stderr, "gamefn-bench raw: %s needs an integer in %lld..%lld, got '%s'\n", flag, lo,
+                hi, v ? v : "");
         return -1;
     }
     *out = x;
@@ -203,9 +215,8 @@ static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
 {
     printf("gamefn-bench raw: nats-server %s (%s), file storage, R1, %d-byte payloads\n",
            r->server_version, o->url ? o->url : "own single node", o->payload);
-    printf("  %-44s %10.0f msg/s  (%lld in %.2f s, %lld stalls)\n",
-           "async publish, unique Msg-Id", per_s(&r->publish), r->publish.count, r->publish.secs,
-           r->publish_stalls);
+    printf("  %-44s %10.0f msg/s  (%lld in %.2f s, %lld stalls)\n", "async publish, unique Msg-Id",
+           per_s(&r->publish), r->publish.count, r->publish.secs, r->publish_stalls);
     printf("  %-44s %10.0f msg/s  (%lld in %.2f s)\n", "pull fetch + per-message ack",
            per_s(&r->fetch), r->fetch.count, r->fetch.secs);
     printf("  %-44s %10.0f upd/s  (%lld in %.2f s)\n", "KV CAS sync, 1 in flight",
@@ -276,6 +287,13 @@ int gf_bench_raw(int argc, char **argv)
             usage(stderr);
         return p > 0 ? 0 : 2;
     }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+
     const char *url = o.url;
     if (!url) {
         fprintf(stderr, "raw: starting a single-node nats-server (JetStream, file storage)\n");
@@ -292,8 +310,9 @@ int gf_bench_raw(int argc, char **argv)
     double t0 = gf_raw_now();
     if (gf_raw_publish(nc, &o, &r) != 0 || gf_raw_fetch(nc, &o, &r) != 0 ||
         gf_raw_kv_sync(nc, &o, &r) != 0 || gf_raw_kv_pipelined(nc, &o, &r) != 0 ||
-        gf_raw_reqrep(url, &o, &r) != 0) {
-        fprintf(stderr, "raw: FAILED: no figures printed\n");
+        gf_raw_reqrep(url, &o, &r) != 0 || raw_interrupted) {
+        fprintf(stderr, "raw: FAILED%s: no figures printed\n",
+                raw_interrupted ? " (interrupted)" : "");
         goto out;
     }
     fprintf(stderr, "raw: all phases verified in %.1f s\n", gf_raw_now() - t0);

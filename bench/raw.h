@@ -18,15 +18,15 @@
 #include <stdint.h>
 
 typedef struct gf_raw_opts {
-    const char *url;   /* NULL: start an own nats-server */
-    int payload;       /* bytes per message, >= 8 (the first 8 carry a sequence) */
-    double seconds;    /* time bound per phase; 0 = none (then count is required) */
-    long long count;   /* operation bound per phase; 0 = none */
-    int max_pending;   /* async publish window */
-    int batch;         /* pull fetch batch */
-    int keys;          /* distinct keys of the pipelined KV CAS phase */
+    const char *url; /* NULL: start an own nats-server */
+    int payload;     /* bytes per message, >= 8 (the first 8 carry a sequence) */
+    double seconds;  /* time bound per phase; 0 = none (then count is required) */
+    long long count; /* operation bound per phase; 0 = none */
+    int max_pending; /* async publish window */
+    int batch;       /* pull fetch batch */
+    int keys;        /* distinct keys of the pipelined KV CAS phase */
     bool json;
-    char run_id[24];   /* makes stream, bucket and subject names unique per run */
+    char run_id[24]; /* makes stream, bucket and subject names unique per run */
 } gf_raw_opts;
 
 typedef struct gf_raw_rate {
@@ -42,15 +42,15 @@ typedef struct gf_raw_latency {
 typedef struct gf_raw_results {
     char server_version[32];
     char stream[48];
-    char subject[64];                 /* subject prefix the stream captures, "<x>.>" */
-    gf_raw_rate publish;              /* async JetStream publish with unique Msg-Id */
-    long long publish_stalls;         /* js_PublishAsync calls that hit MaxPending */
-    gf_raw_rate fetch;                /* pull fetch + per-message ack */
-    gf_raw_rate kv_sync;              /* KV CAS, one in flight */
-    gf_raw_rate kv_pipe;              /* KV CAS, one in flight per key, many keys */
-    long long kv_pipe_conflicts;      /* during the timed run; must be 0 */
-    gf_raw_latency reqrep;            /* SendAsap on both sides */
-    gf_raw_latency reqrep_default;    /* default options, for comparison */
+    char subject[64];              /* subject prefix the stream captures, "<x>.>" */
+    gf_raw_rate publish;           /* async JetStream publish with unique Msg-Id */
+    long long publish_stalls;      /* js_PublishAsync calls that hit MaxPending */
+    gf_raw_rate fetch;             /* pull fetch + per-message ack */
+    gf_raw_rate kv_sync;           /* KV CAS, one in flight */
+    gf_raw_rate kv_pipe;           /* KV CAS, one in flight per key, many keys */
+    long long kv_pipe_conflicts;   /* during the timed run; must be 0 */
+    gf_raw_latency reqrep;         /* SendAsap on both sides */
+    gf_raw_latency reqrep_default; /* default options, for comparison */
 } gf_raw_results;
 
 /* Wall clock for phases (CLOCK_MONOTONIC), in seconds and nanoseconds. */

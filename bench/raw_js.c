@@ -169,7 +169,8 @@ int gf_raw_publish(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r)
     }
     if (si->State.Msgs != (uint64_t)sent || si->State.FirstSeq != 1 ||
         si->State.LastSeq != (uint64_t)sent) {
-        fprintf(stderr, "raw: publish: stream holds %llu messages (seq %llu..%llu), expected %lld\n",
+        fprintf(stderr,
+                "raw: publish: stream holds %llu messages (seq %llu..%llu), expected %lld\n",
                 (unsigned long long)si->State.Msgs, (unsigned long long)si->State.FirstSeq,
                 (unsigned long long)si->State.LastSeq, sent);
         goto out;
@@ -200,8 +201,8 @@ static int check_consumer(jsCtx *js, const gf_raw_results *r, const char *name, 
         nats_Sleep(20);
     }
     int rc = 0;
-    if (ci->NumAckPending != 0 || ci->AckFloor.Stream != (uint64_t)got ||
-        ci->NumRedelivered != 0 || ci->NumPending != (uint64_t)(r->publish.count - got)) {
+    if (ci->NumAckPending != 0 || ci->AckFloor.Stream != (uint64_t)got || ci->NumRedelivered != 0 ||
+        ci->NumPending != (uint64_t)(r->publish.count - got)) {
         fprintf(stderr,
                 "raw: fetch: consumer shows ack floor %llu, ack pending %lld, redelivered %lld, "
                 "pending %llu after acking %lld of %lld\n",

@@ -78,7 +78,8 @@ static int round_trip(natsConnection *q, const char *subj, char *payload, int le
         return -1;
     }
     int rc = 0;
-    if (natsMsg_GetDataLength(reply) != len || memcmp(natsMsg_GetData(reply), payload, (size_t)len)) {
+    if (natsMsg_GetDataLength(reply) != len ||
+        memcmp(natsMsg_GetData(reply), payload, (size_t)len)) {
         fprintf(stderr, "raw: request %lld: the reply is not its echo (%d bytes)\n", i,
                 natsMsg_GetDataLength(reply));
         rc = -1;
@@ -119,8 +120,8 @@ static int measure(const char *url, bool asap, const gf_raw_opts *o, gf_raw_late
         fprintf(stderr, "raw: responder: %s\n", nats_GetLastError(NULL));
         goto out;
     }
-    fprintf(stderr, "raw: [%s] request/reply round trips, SendAsap %s on both connections\n",
-            label, asap ? "true" : "false");
+    fprintf(stderr, "raw: [%s] request/reply round trips, SendAsap %s on both connections\n", label,
+            asap ? "true" : "false");
     double us = 0;
     for (int i = 0; i < WARMUP; i++) {
         if (round_trip(q, subj, payload, o->payload, -1 - i, &us) != 0)

@@ -7,7 +7,8 @@
  * - Fetching is two-step because of nats.c 3.4.1 (NATS-C.md §4.7): a NoWait fetch
  *   takes whatever is ready, up to the batch; only when nothing is ready does a
  *   long poll wait (expiry + idle heartbeat) for the next message, so latency stays
- *   low without busy polling. The batch is min(fetch_batch, max_in_flight): that bounds
+ *   low without busy polling. Both carry an expiry, so no request is ever left open
+ *   at the server when fetch() returns (see fetch()). The batch is min(fetch_batch, max_in_flight): that bounds
  *   how many messages this instance holds un-acked.
  * - Errors other than "no messages" (disconnect, missed heartbeat, leader change,
  *   consumer gone) back off and, when persistent, re-bind the subscription, so pulls
@@ -46,6 +47,15 @@ static gf_err bind(gf_endpoint_run *run, natsSubscription **sub)
     return gf_nats_err(s);
 }
 
+/* Returns NATS_OK with at least one message, NATS_TIMEOUT when none came within the
+ * expiry, or an error.
+ *
+ * nats.c 3.4.1 details that matter here (js.c _fetch): a NoWait request without
+ * Expires returns as soon as no message is *already* queued locally, so the
+ * server's answer can land in the subscription after the fetch returned — a message
+ * delivered but never handled until its ack wait runs out. With Expires set, the
+ * fetch waits for the server's "404 no messages" that ends a NoWait request, so
+ * every message the request produced is in the returned list. */
 static natsStatus fetch(natsSubscription *sub, natsMsgList *list, int batch,
                         const gf_runtime_config *rc)
 {
@@ -53,17 +63,21 @@ static natsStatus fetch(natsSubscription *sub, natsMsgList *list, int batch,
     jsFetchRequest_Init(&req);
     req.Batch = batch;
     req.NoWait = true;
+    req.Expires = rc->fetch_expiry_ms * 1000000LL;
     natsStatus s = natsSubscription_FetchRequest(list, sub, &req);
-    if (s != NATS_TIMEOUT || list->Count > 0)
+    if (s == NATS_OK || (s != NATS_NOT_FOUND && s != NATS_TIMEOUT))
         return s;
     natsMsgList_Destroy(list);
 
+    /* Nothing ready: long-poll for one message (a full batch would wait the whole
+     * expiry when fewer arrive), with idle heartbeats to notice a dead server. */
     jsFetchRequest_Init(&req);
     req.Batch = 1;
     req.Expires = rc->fetch_expiry_ms * 1000000LL;
-    if (rc->heartbeat_ms > 0 && rc->heartbeat_ms * 2 < rc->fetch_expiry_ms)
+    if (rc->heartbeat_ms > 0 && rc->heartbeat_ms * 2 <= rc->fetch_expiry_ms)
         req.Heartbeat = rc->heartbeat_ms * 1000000LL;
-    return natsSubscription_FetchRequest(list, sub, &req);
+    s = natsSubscription_FetchRequest(list, sub, &req);
+    return s == NATS_NOT_FOUND ? NATS_TIMEOUT : s;
 }
 
 /* Redelivery delay for attempt `delivered` (1-based): the consumer's own backoff list

@@ -23,20 +23,24 @@
 #include "gamefn/log.h"
 #include "nats_err.h"
 
-static int64_t header_int(natsMsg *m, const char *key)
+static uint64_t header_uint(natsMsg *m, const char *key)
 {
     const char *v = NULL;
     if (natsMsgHeader_Get(m, key, &v) != NATS_OK || !v)
         return 0;
-    return strtoll(v, NULL, 10);
+    return strtoull(v, NULL, 10);
 }
 
 static void on_tick(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
 {
     gf_endpoint_run *run = closure;
     int64_t start = gf_now_mono_ns();
-    gf_err err = run->ep->on_tick(run->fn, header_int(m, "Gamefn-Tick-Seq"),
-                                  header_int(m, "Gamefn-Tick-Time"));
+    gf_tick tick = {
+        .seq = (int64_t)header_uint(m, "Gamefn-Tick-Seq"),
+        .unix_ms = (int64_t)header_uint(m, "Gamefn-Tick-Time"),
+        .lease_token = header_uint(m, "Gamefn-Lease-Token"),
+    };
+    gf_err err = run->ep->on_tick(run->fn, &tick);
     gf_endpoint_record(run, start, err, NULL);
     natsMsg_Destroy(m);
 }

@@ -18,6 +18,7 @@
 #include "gamefn/function.h"
 #include "gamefn/lease.h"
 #include "gamefn/srv.h"
+#include "gamefn/wire.h"
 #include "clock.h"
 
 typedef struct gf_endpoint_run {
@@ -37,7 +38,7 @@ typedef struct gf_endpoint_run {
 struct gf_fn {
     const gf_function *def;
     gf_config *cfg;
-    char instance_id[64];
+    char instance_id[GF_WIRE_ID_MAX + 1];
     char conn_name[160];
     gf_conn *conn;
     gf_srv *srv;

@@ -26,6 +26,7 @@
 #include "fn_internal.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
+#include "gamefn/wire.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2 };
 
@@ -363,6 +364,12 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     }
     gf_log_set_level((gf_log_level)fn->cfg->log.level);
 
+    if (opts.instance && !gf_wire_token_valid(opts.instance, GF_WIRE_ID_MAX)) {
+        fprintf(stderr, "%s: --instance must be 1..%d characters of [A-Za-z0-9_-]\n", def->name,
+                GF_WIRE_ID_MAX);
+        code = EXIT_USAGE;
+        goto out;
+    }
     if (opts.instance)
         snprintf(fn->instance_id, sizeof fn->instance_id, "%s", opts.instance);
     else if (fn->cfg->runtime.instance_id)

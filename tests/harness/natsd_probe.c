@@ -144,8 +144,8 @@ static int connect_by(const char *host, int port, long long deadline, char *err,
 
 /* Reads into a growing buffer until EOF (or, with stop_at_newline, the first
  * '\n'), bounded by the deadline. Returns the NUL-terminated data or NULL. */
-static char *read_until(int fd, long long deadline, int stop_at_newline, size_t *len_out,
-                        char *err, size_t err_size)
+static char *read_until(int fd, long long deadline, int stop_at_newline, size_t *len_out, char *err,
+                        size_t err_size)
 {
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
@@ -243,8 +243,8 @@ int gf_natsd_probe_http(int port, const char *path, int timeout_ms, int *status,
     int fd = connect_by("127.0.0.1", port, deadline, err, err_size);
     if (fd < 0)
         return -1;
-    int reqlen = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n", path,
-                          port);
+    int reqlen =
+        snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n", path, port);
     if (reqlen < 0 || (size_t)reqlen >= sizeof req) {
         snprintf(err, err_size, "path too long");
         goto out;

@@ -14,8 +14,7 @@
 /* Reads "<dir>/<anything>_<pid>.ports", written by the server when
  * ports_file_dir is set. Returns 1 with the ports filled (0 for a listener the
  * file does not list), 0 if the file is not there (yet), -1 if it is malformed. */
-int gf_natsd_probe_ports_file(const char *dir, pid_t pid, int *client, int *monitor,
-                              int *cluster);
+int gf_natsd_probe_ports_file(const char *dir, pid_t pid, int *client, int *monitor, int *cluster);
 
 /* Connects to 127.0.0.1:port and reads the server's first protocol line, which
  * must be "INFO {json}". Returns 0 with *info set, -1 otherwise (why in err). */

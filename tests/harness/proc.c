@@ -104,15 +104,16 @@ static void child_fail(int report_fd, int err)
 }
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
-static void child_exec(const char *path, char *const argv[], char **envp, pid_t parent,
-                       int null_fd, int log_fd, int report_fd, long max_fd)
+static void child_exec(const char *path, char *const argv[], char **envp, pid_t parent, int null_fd,
+                       int log_fd, int report_fd, long max_fd)
 {
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0)
         child_fail(report_fd, errno);
     if (getppid() != parent)
         _exit(127); /* the parent died before prctl took effect */
 
-    static const int reset[] = {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
+    static const int reset[] = {SIGPIPE, SIGINT,  SIGTERM, SIGHUP,
+                                SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2};
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -151,8 +152,8 @@ int gf_proc_spawn(gf_proc *p, char *const argv[], char *const env[], const char 
         return -1;
     }
     memset(p, 0, sizeof *p);
-    if (log_path && snprintf(p->log_path, sizeof p->log_path, "%s", log_path) >=
-                        (int)sizeof p->log_path) {
+    if (log_path &&
+        snprintf(p->log_path, sizeof p->log_path, "%s", log_path) >= (int)sizeof p->log_path) {
         fprintf(stderr, "gf_proc_spawn: log path too long: %s\n", log_path);
         goto out;
     }

@@ -1,8 +1,8 @@
 /*
  * test_harness.c — the test harness itself against real nats-server processes:
  * child processes are reaped and die with their parent, servers start, stop,
- * restart and keep their JetStream data, a 3-node cluster survives losing the
- * stream leader, and nothing (process or directory) is left behind.
+ * restart and keep their JetStream data, and nothing (process or directory) is
+ * left behind. Clusters: test_harness_cluster.c.
  *
  * Design notes:
  * - The whole run uses a private TMPDIR, so "every directory removed" is checked
@@ -14,7 +14,6 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <nats/nats.h>
@@ -26,154 +25,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "harness_util.h"
 #include "natsd.h"
 #include "proc.h"
-
-static char test_tmpdir[256];
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool pid_gone(pid_t pid)
-{
-    return kill(pid, 0) != 0 && errno == ESRCH;
-}
-
-static bool path_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static void assert_no_children(void)
-{
-    errno = 0;
-    assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
-    assert_int_equal(errno, ECHILD);
-}
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
-static int count_entries(const char *dir)
-{
-    int n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n++;
-    }
-    closedir(d);
-    return n;
-}
-
-static natsConnection *connect_to(const char **urls, int n)
-{
-    natsOptions *o = NULL;
-    natsConnection *nc = NULL;
-    assert_int_equal(natsOptions_Create(&o), NATS_OK);
-    assert_int_equal(natsOptions_SetServers(o, urls, n), NATS_OK);
-    assert_int_equal(natsOptions_SetMaxReconnect(o, 10000), NATS_OK);
-    assert_int_equal(natsOptions_SetReconnectWait(o, 100), NATS_OK);
-    assert_int_equal(natsOptions_SetTimeout(o, 2000), NATS_OK);
-    natsStatus s = natsConnection_Connect(&nc, o);
-    if (s != NATS_OK)
-        fprintf(stderr, "connect: %s\n", nats_GetLastError(NULL));
-    assert_int_equal(s, NATS_OK);
-    natsOptions_Destroy(o);
-    return nc;
-}
-
-static jsCtx *js_of(natsConnection *nc)
-{
-    jsCtx *js = NULL;
-    jsOptions jo;
-    jsOptions_Init(&jo);
-    jo.Wait = 2000;
-    assert_int_equal(natsConnection_JetStream(&js, nc, &jo), NATS_OK);
-    return js;
-}
-
-static void add_stream(jsCtx *js, const char *name, const char *subject, int replicas)
-{
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = name;
-    cfg.Subjects = &subject;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_FileStorage;
-    cfg.Replicas = replicas;
-    natsStatus s = NATS_ERR;
-    jsErrCode jerr = 0;
-    /* Right after a cluster forms the meta leader may not place R3 yet: retry briefly. */
-    for (long long deadline = mono_ms() + 10000; mono_ms() < deadline;) {
-        s = js_AddStream(NULL, js, &cfg, NULL, &jerr);
-        if (s == NATS_OK)
-            break;
-        nats_Sleep(100);
-    }
-    if (s != NATS_OK)
-        fprintf(stderr, "add stream %s: %s (%d)\n", name, nats_GetLastError(NULL), (int)jerr);
-    assert_int_equal(s, NATS_OK);
-}
-
-static uint64_t stream_msgs(jsCtx *js, const char *name)
-{
-    jsStreamInfo *si = NULL;
-    assert_int_equal(js_GetStreamInfo(&si, js, name, NULL, NULL), NATS_OK);
-    uint64_t n = si->State.Msgs;
-    jsStreamInfo_Destroy(si);
-    return n;
-}
-
-/* Publishes ids [from, to) with Msg-Id, retrying each until acked or the deadline. */
-static int publish_range(jsCtx *js, const char *subject, int from, int to, long long deadline,
-                         int *retries)
-{
-    for (int i = from; i < to; i++) {
-        char id[32], body[32];
-        snprintf(id, sizeof id, "m-%d", i);
-        int len = snprintf(body, sizeof body, "event %d", i);
-        jsPubOptions po;
-        jsPubOptions_Init(&po);
-        po.MsgId = id;
-        po.MaxWait = 1000;
-        for (;;) {
-            jsPubAck *pa = NULL;
-            natsStatus s = js_Publish(&pa, js, subject, body, len, &po, NULL);
-            jsPubAck_Destroy(pa);
-            if (s == NATS_OK)
-                break;
-            if (mono_ms() > deadline) {
-                fprintf(stderr, "publish %d: %s\n", i, nats_GetLastError(NULL));
-                return -1;
-            }
-            (*retries)++;
-            nats_Sleep(50);
-        }
-    }
-    return 0;
-}
 
 /* ---- proc.h ---- */
 
@@ -211,7 +71,7 @@ static void test_orphaned_server_dies(void **state)
     /* We are a subreaper, so the orphaned server is now our child: it must have
      * been SIGKILLed by PR_SET_PDEATHSIG. */
     pid_t r = 0;
-    for (long long deadline = mono_ms() + 5000; r == 0 && mono_ms() < deadline;) {
+    for (long long deadline = th_mono_ms() + 5000; r == 0 && th_mono_ms() < deadline;) {
         r = waitpid(spid, &st, WNOHANG);
         if (r == 0)
             nats_Sleep(10);
@@ -219,12 +79,25 @@ static void test_orphaned_server_dies(void **state)
     assert_int_equal(r, spid);
     assert_true(WIFSIGNALED(st));
     assert_int_equal(WTERMSIG(st), SIGKILL);
-    assert_true(pid_gone(spid));
-    /* The crashed "test" left its directory; clean it here. */
-    assert_true(path_exists(dir));
-    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    assert_false(path_exists(dir));
-    assert_no_children();
+    assert_true(th_pid_gone(spid));
+
+    /* The crashed "test" left its directory. The next start sweeps it, but leaves
+     * alone a directory without an owner file and one whose owner (we) still runs. */
+    assert_true(th_path_exists(dir));
+    char manual[512];
+    snprintf(manual, sizeof manual, "%s/gamefn-natsd-manual", th_tmpdir);
+    assert_int_equal(mkdir(manual, 0700), 0);
+    gf_natsd *a = NULL, *b = NULL;
+    assert_int_equal(gf_natsd_start(NULL, &a), 0);
+    assert_false(th_path_exists(dir));
+    assert_true(th_path_exists(manual));
+    assert_int_equal(gf_natsd_start(NULL, &b), 0);
+    assert_true(th_path_exists(gf_natsd_dir(a)));
+    gf_natsd_free(b);
+    gf_natsd_free(a);
+    nftw(manual, th_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    assert_int_equal(th_count_entries(th_tmpdir), 0);
+    th_assert_no_children();
 }
 
 static void test_proc_spawn_wait_signal(void **state)
@@ -232,7 +105,7 @@ static void test_proc_spawn_wait_signal(void **state)
     (void)state;
     gf_proc p;
     char log[512];
-    snprintf(log, sizeof log, "%s/proc.log", test_tmpdir);
+    snprintf(log, sizeof log, "%s/proc.log", th_tmpdir);
 
     char *const exit3[] = {"/bin/sh", "-c", "echo hello-from-child; exit 3", NULL};
     assert_int_equal(gf_proc_spawn(&p, exit3, NULL, log), 0);
@@ -268,14 +141,14 @@ static void test_proc_spawn_wait_signal(void **state)
     assert_int_equal(gf_proc_wait(&p, 5000), 0);
     assert_true(WIFSIGNALED(p.exit_status) && WTERMSIG(p.exit_status) == SIGTERM);
     assert_false(gf_proc_running(&p));
-    assert_true(pid_gone(pid));
+    assert_true(th_pid_gone(pid));
     assert_int_equal(gf_proc_signal(&p, SIGTERM), 0); /* reaped: no-op, never a stray kill */
 
     assert_int_equal(gf_proc_spawn(&p, sleeper, NULL, NULL), 0);
     pid = p.pid;
     gf_proc_cleanup(&p);
     assert_int_equal(p.pid, 0);
-    assert_true(pid_gone(pid));
+    assert_true(th_pid_gone(pid));
     gf_proc_cleanup(&p); /* idempotent */
 
     /* A program that does not exist fails at spawn, leaving no child. */
@@ -285,7 +158,7 @@ static void test_proc_spawn_wait_signal(void **state)
     assert_int_equal(gf_proc_spawn(&p, not_on_path, NULL, NULL), -1);
     assert_int_equal(gf_proc_spawn(&p, NULL, NULL, NULL), -1);
     unlink(log);
-    assert_no_children();
+    th_assert_no_children();
 }
 
 /* ---- single server ---- */
@@ -306,8 +179,8 @@ static void test_single_start_stop(void **state)
     assert_int_not_equal(gf_natsd_monitor_port(s), gf_natsd_port(s));
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", gf_natsd_dir(s));
-    assert_true(strncmp(dir, test_tmpdir, strlen(test_tmpdir)) == 0);
-    assert_true(path_exists(gf_natsd_log_path(s)));
+    assert_true(strncmp(dir, th_tmpdir, strlen(th_tmpdir)) == 0);
+    assert_true(th_path_exists(gf_natsd_log_path(s)));
 
     json_t *varz = NULL;
     assert_int_equal(gf_natsd_monitor_json(s, "/varz", &varz), 0);
@@ -319,19 +192,19 @@ static void test_single_start_stop(void **state)
     json_decref(varz);
 
     const char *urls[] = {gf_natsd_url(s)};
-    natsConnection *nc = connect_to(urls, 1);
+    natsConnection *nc = th_connect(urls, 1);
     assert_int_equal(natsConnection_Flush(nc), NATS_OK);
     natsConnection_Destroy(nc);
 
     assert_int_equal(gf_natsd_stop(s), 0);
     assert_int_equal(gf_natsd_pid(s), 0);
-    assert_true(pid_gone(pid));
+    assert_true(th_pid_gone(pid));
     assert_int_equal(gf_natsd_stop(s), 0); /* already stopped: no-op */
     assert_int_equal(gf_natsd_probe_version(url, version, sizeof version), -1);
     gf_natsd_free(s);
-    assert_false(path_exists(dir));
+    assert_false(th_path_exists(dir));
     gf_natsd_free(NULL);
-    assert_no_children();
+    th_assert_no_children();
 }
 
 static void test_jetstream_survives_restart_and_kill(void **state)
@@ -343,27 +216,28 @@ static void test_jetstream_survives_restart_and_kill(void **state)
     int port = gf_natsd_port(s), mport = gf_natsd_monitor_port(s);
     int retries = 0;
 
-    natsConnection *nc = connect_to(urls, 1);
-    jsCtx *js = js_of(nc);
-    add_stream(js, "HARNESS", "harness.>", 1);
-    assert_int_equal(publish_range(js, "harness.a", 0, 100, mono_ms() + 10000, &retries), 0);
-    assert_int_equal(stream_msgs(js, "HARNESS"), 100);
+    natsConnection *nc = th_connect(urls, 1);
+    jsCtx *js = th_js(nc);
+    th_add_stream(js, "HARNESS", "harness.>", 1);
+    assert_int_equal(th_publish_range(js, "harness.a", 0, 100, th_mono_ms() + 10000, &retries), 0);
+    assert_int_equal(th_stream_msgs(js, "HARNESS"), 100);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
 
     /* Graceful stop and restart: same URL, same data. */
     pid_t old = gf_natsd_pid(s);
     assert_int_equal(gf_natsd_stop(s), 0);
-    assert_true(pid_gone(old));
+    assert_true(th_pid_gone(old));
     assert_int_equal(gf_natsd_restart(s), 0);
     assert_true(gf_natsd_pid(s) > 0);
     assert_int_equal(gf_natsd_port(s), port);
     assert_int_equal(gf_natsd_monitor_port(s), mport);
-    nc = connect_to(urls, 1);
-    js = js_of(nc);
-    assert_int_equal(stream_msgs(js, "HARNESS"), 100);
-    assert_int_equal(publish_range(js, "harness.b", 100, 150, mono_ms() + 10000, &retries), 0);
-    assert_int_equal(stream_msgs(js, "HARNESS"), 150);
+    nc = th_connect(urls, 1);
+    js = th_js(nc);
+    assert_int_equal(th_stream_msgs(js, "HARNESS"), 100);
+    assert_int_equal(th_publish_range(js, "harness.b", 100, 150, th_mono_ms() + 10000, &retries),
+                     0);
+    assert_int_equal(th_stream_msgs(js, "HARNESS"), 150);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
 
@@ -371,12 +245,12 @@ static void test_jetstream_survives_restart_and_kill(void **state)
     old = gf_natsd_pid(s);
     assert_int_equal(gf_natsd_kill(s), 0);
     assert_int_equal(gf_natsd_pid(s), 0);
-    assert_true(pid_gone(old));
+    assert_true(th_pid_gone(old));
     assert_int_equal(gf_natsd_restart(s), 0);
     assert_int_equal(gf_natsd_port(s), port);
-    nc = connect_to(urls, 1);
-    js = js_of(nc);
-    assert_int_equal(stream_msgs(js, "HARNESS"), 150);
+    nc = th_connect(urls, 1);
+    js = th_js(nc);
+    assert_int_equal(th_stream_msgs(js, "HARNESS"), 150);
     /* Msg-Id dedup state survived too: a re-publish is a duplicate. */
     jsPubOptions po;
     jsPubOptions_Init(&po);
@@ -385,23 +259,23 @@ static void test_jetstream_survives_restart_and_kill(void **state)
     assert_int_equal(js_Publish(&pa, js, "harness.a", "event 7", 7, &po, NULL), NATS_OK);
     assert_true(pa->Duplicate);
     jsPubAck_Destroy(pa);
-    assert_int_equal(stream_msgs(js, "HARNESS"), 150);
+    assert_int_equal(th_stream_msgs(js, "HARNESS"), 150);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
 
     /* restart() on a running server stops it first. */
     old = gf_natsd_pid(s);
     assert_int_equal(gf_natsd_restart(s), 0);
-    assert_true(pid_gone(old));
+    assert_true(th_pid_gone(old));
     assert_true(gf_natsd_pid(s) > 0);
 
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", gf_natsd_dir(s));
     pid_t last = gf_natsd_pid(s);
     gf_natsd_free(s); /* running: free stops it */
-    assert_true(pid_gone(last));
-    assert_false(path_exists(dir));
-    assert_no_children();
+    assert_true(th_pid_gone(last));
+    assert_false(th_path_exists(dir));
+    th_assert_no_children();
 }
 
 static void test_options(void **state)
@@ -413,7 +287,7 @@ static void test_options(void **state)
     gf_natsd *s = NULL;
     assert_int_equal(gf_natsd_start(&o, &s), 0);
     const char *urls[] = {gf_natsd_url(s)};
-    natsConnection *nc = connect_to(urls, 1);
+    natsConnection *nc = th_connect(urls, 1);
     natsSubscription *sub = NULL;
     natsMsg *m = NULL;
     assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "hout.*"), NATS_OK);
@@ -431,7 +305,7 @@ static void test_options(void **state)
     json_decref(jsz);
     natsConnection_Destroy(nc);
     gf_natsd_free(s);
-    assert_no_children();
+    th_assert_no_children();
 }
 
 static void test_bad_inputs(void **state)
@@ -445,19 +319,19 @@ static void test_bad_inputs(void **state)
     /* A config the server rejects: start fails fast, leaves no process, no dir. */
     gf_natsd_opts bad = {.extra_config = "this is { not a valid config",
                          .start_timeout_ms = 100000};
-    long long t0 = mono_ms();
+    long long t0 = th_mono_ms();
     assert_int_equal(gf_natsd_start(&bad, &s), -1);
     assert_null(s);
     /* It noticed the exit instead of waiting out the (huge) start timeout. */
-    assert_true(mono_ms() - t0 < 50000);
-    assert_int_equal(count_entries(test_tmpdir), 0);
+    assert_true(th_mono_ms() - t0 < 50000);
+    assert_int_equal(th_count_entries(th_tmpdir), 0);
 
     /* A missing binary. */
     setenv("GAMEFN_NATS_SERVER", "/nonexistent/nats-server", 1);
     assert_int_equal(gf_natsd_start(NULL, &s), -1);
     assert_null(s);
     unsetenv("GAMEFN_NATS_SERVER");
-    assert_int_equal(count_entries(test_tmpdir), 0);
+    assert_int_equal(th_count_entries(th_tmpdir), 0);
 
     /* Cluster sizes and modes outside the contract. */
     assert_int_equal(gf_natsd_cluster_start(2, NULL, &c), -1);
@@ -472,123 +346,8 @@ static void test_bad_inputs(void **state)
     char v[32];
     assert_int_equal(gf_natsd_probe_version("not a url", v, sizeof v), -1);
     assert_int_equal(gf_natsd_probe_version(NULL, v, sizeof v), -1);
-    assert_int_equal(count_entries(test_tmpdir), 0);
-    assert_no_children();
-}
-
-/* ---- cluster ---- */
-
-static gf_natsd *node_named(gf_natsd_cluster *c, const char *name)
-{
-    for (int i = 0; i < gf_natsd_cluster_size(c); i++) {
-        if (strcmp(gf_natsd_name(gf_natsd_cluster_node(c, i)), name) == 0)
-            return gf_natsd_cluster_node(c, i);
-    }
-    return NULL;
-}
-
-static bool replicas_current(jsCtx *js, const char *stream)
-{
-    jsStreamInfo *si = NULL;
-    bool ok = false;
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) != NATS_OK)
-        return false;
-    if (si->Cluster && si->Cluster->Leader && si->Cluster->ReplicasLen == 2) {
-        ok = true;
-        for (int i = 0; i < si->Cluster->ReplicasLen; i++)
-            ok = ok && si->Cluster->Replicas[i]->Current && si->Cluster->Replicas[i]->Lag == 0;
-    }
-    jsStreamInfo_Destroy(si);
-    return ok;
-}
-
-static void test_cluster_failover(void **state)
-{
-    (void)state;
-    gf_natsd_cluster *c = NULL;
-    assert_int_equal(gf_natsd_cluster_start(3, NULL, &c), 0);
-    assert_int_equal(gf_natsd_cluster_size(c), 3);
-    assert_null(gf_natsd_cluster_node(c, 3));
-    pid_t pids[3];
-    const char *urls[3];
-    for (int i = 0; i < 3; i++) {
-        gf_natsd *n = gf_natsd_cluster_node(c, i);
-        pids[i] = gf_natsd_pid(n);
-        urls[i] = gf_natsd_url(n);
-        assert_true(pids[i] > 0);
-        assert_non_null(strstr(gf_natsd_cluster_urls(c), urls[i]));
-    }
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", gf_natsd_dir(gf_natsd_cluster_node(c, 0)));
-    *strrchr(dir, '/') = '\0'; /* the cluster's own directory */
-
-    natsConnection *nc = connect_to(urls, 3);
-    jsCtx *js = js_of(nc);
-    add_stream(js, "HCLUSTER", "hcluster.>", 3);
-    int retries = 0;
-    assert_int_equal(publish_range(js, "hcluster.e", 0, 200, mono_ms() + 15000, &retries), 0);
-
-    /* Kill the stream leader: publishing must resume on a new leader. */
-    jsStreamInfo *si = NULL;
-    assert_int_equal(js_GetStreamInfo(&si, js, "HCLUSTER", NULL, NULL), NATS_OK);
-    assert_non_null(si->Cluster);
-    assert_non_null(si->Cluster->Leader);
-    gf_natsd *leader = node_named(c, si->Cluster->Leader);
-    jsStreamInfo_Destroy(si);
-    assert_non_null(leader);
-    pid_t leader_pid = gf_natsd_pid(leader);
-    assert_int_equal(gf_natsd_kill(leader), 0);
-    assert_true(pid_gone(leader_pid));
-
-    assert_int_equal(publish_range(js, "hcluster.e", 200, 400, mono_ms() + 40000, &retries), 0);
-    fprintf(stderr, "cluster failover: %d publish retries while the leader was down\n", retries);
-    assert_int_equal(stream_msgs(js, "HCLUSTER"), 400);
-
-    /* The killed node comes back on its ports and catches up. */
-    assert_int_equal(gf_natsd_restart(leader), 0);
-    bool current = false;
-    for (long long deadline = mono_ms() + 15000; !current && mono_ms() < deadline;) {
-        current = replicas_current(js, "HCLUSTER");
-        if (!current)
-            nats_Sleep(100);
-    }
-    assert_true(current);
-    assert_int_equal(stream_msgs(js, "HCLUSTER"), 400);
-    jsCtx_Destroy(js);
-    natsConnection_Destroy(nc);
-
-    pids[0] = gf_natsd_pid(gf_natsd_cluster_node(c, 0));
-    pids[1] = gf_natsd_pid(gf_natsd_cluster_node(c, 1));
-    pids[2] = gf_natsd_pid(gf_natsd_cluster_node(c, 2));
-    gf_natsd_cluster_free(c);
-    for (int i = 0; i < 3; i++)
-        assert_true(pid_gone(pids[i]));
-    assert_false(path_exists(dir));
-    assert_no_children();
-}
-
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(test_tmpdir, sizeof test_tmpdir, "%s/gf-test-harness-XXXXXX",
-             base && *base ? base : "/tmp");
-    if (!mkdtemp(test_tmpdir))
-        return -1;
-    setenv("TMPDIR", test_tmpdir, 1);
-    /* Orphaned grandchildren become our children: see the design notes. */
-    return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? 0 : -1;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    nats_CloseAndWait(2000);
-    int left = count_entries(test_tmpdir);
-    if (left != 0)
-        fprintf(stderr, "test_harness: %d entries left in %s\n", left, test_tmpdir);
-    rmdir(test_tmpdir);
-    return left == 0 ? 0 : -1;
+    assert_int_equal(th_count_entries(th_tmpdir), 0);
+    th_assert_no_children();
 }
 
 int main(void)
@@ -600,7 +359,6 @@ int main(void)
         cmocka_unit_test(test_jetstream_survives_restart_and_kill),
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_bad_inputs),
-        cmocka_unit_test(test_cluster_failover),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -74,7 +74,15 @@ typedef struct gf_reply {
 
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
 typedef gf_err (*gf_message_fn)(gf_fn *fn, const gf_msg *msg);
-typedef gf_err (*gf_tick_fn)(gf_fn *fn, int64_t tick_seq, int64_t now_ms);
+/* A tick as published by the leader. seq restarts at 1 with each leader tenure;
+ * lease_token is the tenure's fencing token (grows with every new tenure). */
+typedef struct gf_tick {
+    int64_t seq;
+    int64_t unix_ms;
+    uint64_t lease_token;
+} gf_tick;
+
+typedef gf_err (*gf_tick_fn)(gf_fn *fn, const gf_tick *tick);
 
 typedef enum gf_endpoint_kind {
     GF_ENDPOINT_REQUEST,

@@ -1,0 +1,183 @@
+/*
+ * Tick endpoints end to end: two test workers compete for the tick lease; exactly one
+ * publishes ticks (one lease token; no (token, seq) pair twice), one
+ * group member handles each tick, and the other instance takes over when the leader
+ * is SIGKILLed (after the lease expires) or stops cleanly (it releases the lease).
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fn_support.h"
+
+#define WORKER "tests/gamefn-test-worker"
+#define LEASE_KEY "tick.test-worker.tick"
+
+static char *const tick_env[] = {"GAMEFN_TEST_MODE=tick", NULL};
+
+/* The lease holder's instance id, from the KV value "<expires> <holder>". */
+static bool lease_holder(gf_fnenv *env, char *holder, size_t size)
+{
+    kvStore *kv = NULL;
+    kvEntry *e = NULL;
+    bool ok = false;
+    if (js_KeyValue(&kv, env->js, "TEST_LEASES") == NATS_OK &&
+        kvStore_Get(&e, kv, LEASE_KEY) == NATS_OK) {
+        const char *v = kvEntry_ValueString(e);
+        const char *space = v ? strchr(v, ' ') : NULL;
+        if (space) {
+            snprintf(holder, size, "%s", space + 1);
+            ok = true;
+        }
+    }
+    kvEntry_Destroy(e);
+    kvStore_Destroy(kv);
+    return ok;
+}
+
+typedef struct ticks {
+    size_t count;
+    uint64_t tokens[8]; /* distinct lease tokens (tenures) seen, in order of appearance */
+    size_t ntokens;
+    bool duplicate; /* a (token, seq) pair published twice */
+} ticks;
+
+static void read_ticks(gf_fnenv *env, ticks *t)
+{
+    gf_lines lines;
+    memset(t, 0, sizeof *t);
+    assert_int_equal(gf_fnenv_results(env, "test.results.ticks", &lines), 0);
+    for (size_t i = 0; i < lines.count; i++) {
+        long long seq = 0;
+        unsigned long long token = 0;
+        char who[96];
+        assert_int_equal(sscanf(lines.lines[i], "%lld %llu %95s", &seq, &token, who), 3);
+        assert_true(seq >= 1);
+        assert_true(token >= 1);
+        bool known = false;
+        for (size_t k = 0; k < t->ntokens; k++)
+            known |= t->tokens[k] == token;
+        if (!known && t->ntokens < 8)
+            t->tokens[t->ntokens++] = token;
+        for (size_t j = 0; j < i; j++) {
+            long long s2 = 0;
+            unsigned long long t2 = 0;
+            sscanf(lines.lines[j], "%lld %llu", &s2, &t2);
+            if (s2 == seq && t2 == token)
+                t->duplicate = true;
+        }
+    }
+    t->count = lines.count;
+    gf_fnenv_lines_free(&lines);
+}
+
+struct more {
+    size_t after;
+};
+
+static bool ticks_beyond(gf_fnenv *env, void *arg)
+{
+    struct more *m = arg;
+    ticks t;
+    read_ticks(env, &t);
+    return t.count >= m->after;
+}
+
+struct holder_not {
+    const char *id;
+};
+
+static bool holder_changed(gf_fnenv *env, void *arg)
+{
+    struct holder_not *h = arg;
+    char now[96];
+    return lease_holder(env, now, sizeof now) && strcmp(now, h->id) != 0;
+}
+
+static gf_proc *by_id(gf_proc *a, gf_proc *b, const char *id)
+{
+    return strcmp(id, "a") == 0 ? a : b;
+}
+
+static void one_leader_and_failover(void **state)
+{
+    gf_fnenv env;
+    gf_proc a = {0}, b = {0};
+    ticks t;
+    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", tick_env), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &b, WORKER, "b", tick_env), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "b", 10000));
+
+    struct more m = {20};
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 15000));
+    read_ticks(&env, &t);
+    assert_false(t.duplicate);
+    assert_int_equal(t.ntokens, 1); /* one leader all along */
+
+    /* SIGKILL the leader: the lease (ttl 1 s) expires and the other takes over. */
+    char leader[96];
+    assert_true(lease_holder(&env, leader, sizeof leader));
+    gf_proc *dead = by_id(&a, &b, leader);
+    gf_proc *alive = dead == &a ? &b : &a;
+    gf_proc_signal(dead, SIGKILL);
+    assert_int_equal(gf_proc_wait(dead, 5000), 0);
+    struct holder_not h = {leader};
+    assert_true(gf_fnenv_eventually(holder_changed, &env, &h, 10000));
+    read_ticks(&env, &t);
+    m.after = t.count + 10;
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 10000));
+    read_ticks(&env, &t);
+    assert_false(t.duplicate);
+    assert_int_equal(t.ntokens, 2); /* exactly one new tenure, with a larger token */
+    assert_true(t.tokens[1] > t.tokens[0]);
+
+    gf_proc_signal(alive, SIGTERM);
+    assert_int_equal(gf_proc_wait(alive, 15000), 0);
+    assert_true(gf_proc_exited_with(alive, 0));
+    gf_fnenv_free(&env);
+}
+
+static bool lease_gone(gf_fnenv *env, void *arg)
+{
+    char holder[96];
+    return !lease_holder(env, holder, sizeof holder);
+}
+
+static void clean_stop_releases_the_lease(void **state)
+{
+    gf_fnenv env;
+    gf_proc a = {0};
+    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", tick_env), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
+    struct more m = {3};
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 10000));
+    char holder[96];
+    assert_true(lease_holder(&env, holder, sizeof holder));
+    assert_string_equal(holder, "a");
+
+    gf_proc_signal(&a, SIGTERM);
+    assert_int_equal(gf_proc_wait(&a, 15000), 0);
+    assert_true(gf_proc_exited_with(&a, 0));
+    /* Released (a delete marker), not left to expire. */
+    assert_true(lease_gone(&env, NULL));
+    gf_fnenv_free(&env);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_leader_and_failover),
+        cmocka_unit_test(clean_stop_releases_the_lease),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
