@@ -10,6 +10,7 @@ PACKAGES=(
   libjansson-dev  # JSON for $SRV discovery, advisories and the monitoring API
   cmake pkg-config gcc make
   curl            # the local deploy and docs use the nats-server monitoring port
+  openssl         # test_conn_auth makes its CA and certificates with the openssl tool
 )
 
 missing=()

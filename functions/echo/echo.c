@@ -7,12 +7,25 @@
 #include <string.h>
 
 static const gf_cfg_field echo_fields[] = {
-    {.key = "max_payload", .type = GF_CFG_SIZE, .offset = offsetof(echo_config, max_payload),
-     .def = "64KiB", .min = 1, .max = 1048576, .help = "largest request accepted"},
-    {.key = "delay", .type = GF_CFG_DURATION, .offset = offsetof(echo_config, delay_ms),
-     .def = "0", .min = 0, .max = 60000, .help = "artificial processing time per request"},
-    {.key = "prefix", .type = GF_CFG_STRING, .offset = offsetof(echo_config, prefix),
-     .def = NULL, .help = "text prepended to every answer"},
+    {.key = "max_payload",
+     .type = GF_CFG_SIZE,
+     .offset = offsetof(echo_config, max_payload),
+     .def = "64KiB",
+     .min = 1,
+     .max = 1048576,
+     .help = "largest request accepted"},
+    {.key = "delay",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(echo_config, delay_ms),
+     .def = "0",
+     .min = 0,
+     .max = 60000,
+     .help = "artificial processing time per request"},
+    {.key = "prefix",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(echo_config, prefix),
+     .def = NULL,
+     .help = "text prepended to every answer"},
 };
 
 const gf_cfg_table echo_config_table = {

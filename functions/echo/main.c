@@ -13,16 +13,19 @@ static gf_err on_echo(gf_fn *fn, const gf_msg *req, gf_reply *reply)
     }
     uint8_t *out = NULL;
     size_t len = 0;
-    gf_err err = echo_answer(cfg, req->data, req->len, &out, &len, reply->error,
-                             sizeof reply->error);
+    gf_err err =
+        echo_answer(cfg, req->data, req->len, &out, &len, reply->error, sizeof reply->error);
     reply->data = out;
     reply->len = len;
     return err;
 }
 
 static const gf_endpoint endpoints[] = {
-    {.name = "echo", .kind = GF_ENDPOINT_REQUEST, .subject = "gamefn.v1.echo",
-     .queue_group = "echo", .on_request = on_echo},
+    {.name = "echo",
+     .kind = GF_ENDPOINT_REQUEST,
+     .subject = "gamefn.v1.echo",
+     .queue_group = "echo",
+     .on_request = on_echo},
 };
 
 static const gf_function echo_function = {

@@ -12,6 +12,7 @@
  */
 #include "gamefn/conn.h"
 
+#include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "gamefn/log.h"
 #include "clock.h"
 #include "nats_err.h"
+#include "nkey.h"
 
 struct gf_conn {
     natsConnection *nc;
@@ -66,13 +68,28 @@ static void on_disconnected(natsConnection *nc, void *closure)
         gf_log_warn("disconnected from NATS", "reconnecting=true");
 }
 
+/* The connected server's URL without its user info, which may be a user and
+ * password or a token: the part before '@' is logged as three asterisks. */
+static char *connected_url_for_log(natsConnection *nc, char *out, size_t size)
+{
+    char url[512] = "";
+    natsConnection_GetConnectedUrl(nc, url, sizeof url);
+    char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    char *at = strrchr(host, '@');
+    if (at)
+        snprintf(out, size, "%.*s***%s", (int)(host - url), url, at);
+    else
+        snprintf(out, size, "%s", url);
+    return out;
+}
+
 static void on_reconnected(natsConnection *nc, void *closure)
 {
     gf_conn *c = closure;
-    char url[256] = "";
+    char url[512];
     atomic_fetch_add(&c->reconnects, 1);
-    natsConnection_GetConnectedUrl(nc, url, sizeof url);
-    gf_log_info("reconnected to NATS", "url=%s", url);
+    gf_log_info("reconnected to NATS", "url=%s", connected_url_for_log(nc, url, sizeof url));
 }
 
 static void on_closed(natsConnection *nc, void *closure)
@@ -123,17 +140,47 @@ static gf_err build_options(gf_conn *c, const char *name)
     natsOptions_SetErrorHandler(o, on_async_error, c);
 
     if (cfg->credentials) {
+        /* nats.c opens the file only when it connects, and a missing one would then
+         * look like an unreachable server, retried forever: check it now. */
+        FILE *f = fopen(cfg->credentials, "r");
+        if (!f) {
+            char qpath[300], qwhy[300];
+            gf_log_error("cannot read credentials file", "path=%s error=%s",
+                         gf_log_quote(qpath, sizeof qpath, cfg->credentials),
+                         gf_log_quote(qwhy, sizeof qwhy, strerror(errno)));
+            return GF_ERR_CONFIG;
+        }
+        fclose(f);
         s = natsOptions_SetUserCredentialsFromFiles(o, cfg->credentials, NULL);
         if (s != NATS_OK)
             return option_error("credentials", s);
+    }
+    if (cfg->nkey_seed) {
+        /* nats.c wants the public key next to the seed file; derive it here, which
+         * also refuses at start a file it could not sign with at connect time. */
+        char pub[GF_NKEY_PUBLIC_LEN + 1], why[256], qpath[300], qwhy[300];
+        gf_err err = gf_nkey_seed_file_public(cfg->nkey_seed, pub, why, sizeof why);
+        if (err != GF_OK) {
+            const char *text = err == GF_ERR_CONFIG ? why : gf_err_str(err);
+            gf_log_error("bad nkey seed file", "path=%s error=%s",
+                         gf_log_quote(qpath, sizeof qpath, cfg->nkey_seed),
+                         gf_log_quote(qwhy, sizeof qwhy, text));
+            return err;
+        }
+        gf_log_debug("authenticating with an nkey", "public_key=%s", pub);
+        s = natsOptions_SetNKeyFromSeed(o, pub, cfg->nkey_seed);
+        if (s != NATS_OK)
+            return option_error("nkey_seed", s);
     }
     if (cfg->user) {
         s = natsOptions_SetUserInfo(o, cfg->user, cfg->password);
         if (s != NATS_OK)
             return option_error("user", s);
     }
-    if (cfg->tls.enabled) {
-        s = natsOptions_SetSecure(o, true);
+    /* nats.c switches to TLS by itself when a server requires it (or the URL says
+     * tls://), so the CA and client certificate are loaded whenever configured. */
+    if (cfg->tls.enabled || cfg->tls.ca_file || cfg->tls.cert_file) {
+        s = cfg->tls.enabled ? natsOptions_SetSecure(o, true) : NATS_OK;
         if (s == NATS_OK && cfg->tls.ca_file)
             s = natsOptions_LoadCATrustedCertificates(o, cfg->tls.ca_file);
         if (s == NATS_OK && cfg->tls.cert_file)
@@ -142,6 +189,39 @@ static gf_err build_options(gf_conn *c, const char *name)
             return option_error("tls", s);
     }
     return GF_OK;
+}
+
+/* Non-NULL (what to check) when a failed connect is a refusal that retrying cannot
+ * fix: wrong credentials, a certificate that does not verify, TLS wanted but not
+ * offered. A TLS 1.3 server that wants a client certificate we did not send (or
+ * does not trust) closes the connection just after the handshake, which nats.c
+ * reports as a protocol error (it sent INFO, then nothing came where PONG was
+ * due) or, when the close wins the race, as an I/O error writing CONNECT. A
+ * server that is away refuses or resets the TCP connection, and a proxy with no
+ * server behind it closes before INFO (NATS_CONNECTION_CLOSED): neither gives a
+ * protocol error. So `dropped` counts protocol errors, I/O errors leave it as it
+ * is (a reset before INFO is one too), anything else clears it, and a few protocol
+ * errors without another kind of failure in between are a refusal. */
+static const char *refusal_hint(const gf_nats_config *cfg, natsStatus s, int dropped)
+{
+    enum { DROPS_MEAN_REFUSED = 3 };
+    switch (s) {
+    case NATS_CONNECTION_AUTH_FAILED:
+        return "check nats.user and nats.password, nats.nkey_seed or nats.credentials";
+    case NATS_SSL_ERROR:
+        return "check nats.tls (ca_file, cert_file, key_file) and the server's certificate";
+    case NATS_SECURE_CONNECTION_WANTED:
+        return "nats.tls.enabled is set but the server does not offer TLS";
+    case NATS_PROTOCOL_ERROR:
+        if (dropped < DROPS_MEAN_REFUSED)
+            return NULL;
+        return cfg->tls.cert_file ? "the server closes every connection after the TLS handshake: "
+                                    "does it trust nats.tls.cert_file's CA?"
+                                  : "the server closes every connection after it opens: it may "
+                                    "require a client certificate (nats.tls.cert_file)";
+    default:
+        return NULL;
+    }
 }
 
 /* Sleeps up to `ms` in small steps so a stop request is honoured promptly. */
@@ -169,17 +249,25 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
         goto out;
 
     int64_t start = gf_now_mono_ms();
+    int dropped = 0; /* attempts the server closed after INFO; see refusal_hint() */
     for (int attempt = 1;; attempt++) {
         natsStatus s = natsConnection_Connect(&c->nc, c->opts);
         if (s == NATS_OK)
             break;
         char quoted[300];
-        gf_log_warn("cannot reach NATS yet", "attempt=%d servers=%zu error=%s", attempt,
-                    cfg->servers_len, gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)));
-        if (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_SSL_ERROR) {
+        if (s == NATS_PROTOCOL_ERROR)
+            dropped++;
+        else if (s != NATS_IO_ERROR)
+            dropped = 0;
+        const char *hint = refusal_hint(cfg, s, dropped);
+        if (hint) {
+            gf_log_error("NATS refused the connection", "attempt=%d error=%s hint=\"%s\"", attempt,
+                         gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)), hint);
             err = GF_ERR_CONFIG;
             goto out;
         }
+        gf_log_warn("cannot reach NATS yet", "attempt=%d servers=%zu error=%s", attempt,
+                    cfg->servers_len, gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)));
         if ((stop && atomic_load(stop)) ||
             (give_up_ms > 0 && gf_now_mono_ms() - start >= give_up_ms)) {
             err = GF_ERR_UNAVAILABLE;
@@ -200,9 +288,9 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
         err = gf_nats_err(s);
         goto out;
     }
-    char url[256] = "";
-    natsConnection_GetConnectedUrl(c->nc, url, sizeof url);
-    gf_log_info("connected to NATS", "url=%s name=%s", url, name);
+    char url[512];
+    gf_log_info("connected to NATS", "url=%s name=%s",
+                connected_url_for_log(c->nc, url, sizeof url), name);
     *out = c;
     c = NULL;
 out:

@@ -8,8 +8,8 @@
  *   takes whatever is ready, up to the batch; only when nothing is ready does a
  *   long poll wait (expiry + idle heartbeat) for the next message, so latency stays
  *   low without busy polling. Both carry an expiry, so no request is ever left open
- *   at the server when fetch() returns (see fetch()). The batch is min(fetch_batch, max_in_flight): that bounds
- *   how many messages this instance holds un-acked.
+ *   at the server when fetch() returns (see fetch()). The batch is min(fetch_batch, max_in_flight):
+ * that bounds how many messages this instance holds un-acked.
  * - Errors other than "no messages" (disconnect, missed heartbeat, leader change,
  *   consumer gone) back off and, when persistent, re-bind the subscription, so pulls
  *   resume by themselves after a reconnect or a JetStream leader change.
@@ -35,8 +35,8 @@ static gf_err bind(gf_endpoint_run *run, natsSubscription **sub)
     so.Stream = cc->stream;
     so.Consumer = cc->name;
     jsErrCode jerr = 0;
-    natsStatus s = js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL,
-                                    &so, &jerr);
+    natsStatus s =
+        js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL, &so, &jerr);
     if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
         /* The consumer was deleted under us: recreate it from config, then bind. */
         gf_provision_result res;

@@ -19,8 +19,7 @@
 #include "gamefn/wire.h"
 #include "nats_err.h"
 
-static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err,
-                             const char *text)
+static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err, const char *text)
 {
     gf_wire_error e;
     natsMsg *m = NULL;
@@ -53,9 +52,9 @@ static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
 
     const char *reply_to = natsMsg_GetReply(m);
     if (reply_to && reply_to[0]) {
-        natsStatus s = err == GF_OK ? natsConnection_Publish(nc, reply_to, reply.data,
-                                                             (int)reply.len)
-                                    : send_error(nc, reply_to, err, reply.error);
+        natsStatus s = err == GF_OK
+                           ? natsConnection_Publish(nc, reply_to, reply.data, (int)reply.len)
+                           : send_error(nc, reply_to, err, reply.error);
         if (s != NATS_OK)
             gf_log_warn("reply not sent", "endpoint=%s status=%d", run->ep->name, (int)s);
     }

@@ -118,9 +118,9 @@ gf_err gf_endpoint_tick_start(gf_endpoint_run *run)
     int64_t ttl = ep->tick_period_ms * 3 > 1000 ? ep->tick_period_ms * 3 : 1000;
     gf_lease_init(&run->lease, gf_fn_js(run->fn), run->lease_kv, key, run->fn->instance_id, ttl);
 
-    natsStatus s = natsConnection_QueueSubscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
-                                                 ep->queue_group ? ep->queue_group : ep->name,
-                                                 on_tick, run);
+    natsStatus s =
+        natsConnection_QueueSubscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
+                                      ep->queue_group ? ep->queue_group : ep->name, on_tick, run);
     if (s == NATS_OK)
         s = natsConnection_Flush(gf_fn_nats(run->fn));
     if (s != NATS_OK)

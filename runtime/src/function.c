@@ -94,8 +94,7 @@ static int parse_flags(const gf_function *def, int argc, char **argv, struct opt
 /* 22 base62 characters from libsodium's CSPRNG, like a NATS NUID. */
 static void random_instance_id(char *buf, size_t size)
 {
-    static const char alphabet[] =
-        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    static const char alphabet[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     size_t n = size - 1 < 22 ? size - 1 : 22;
     for (size_t i = 0; i < n; i++)
         buf[i] = alphabet[randombytes_uniform(sizeof alphabet - 1)];
@@ -351,8 +350,7 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
         return EXIT_FAILURE_RUN;
     fn->def = def;
     gf_config_section section = {.name = def->name, .table = def->config};
-    if (gf_config_load(opts.config_path, def->config ? &section : NULL, &fn->cfg, &cerr) !=
-        GF_OK) {
+    if (gf_config_load(opts.config_path, def->config ? &section : NULL, &fn->cfg, &cerr) != GF_OK) {
         fprintf(stderr, "%s: %s\n", def->name, cerr.message);
         code = EXIT_USAGE;
         goto out;

@@ -36,8 +36,7 @@ gf_err gf_kv_get(kvStore *kv, const char *key, kvEntry **out)
     return kv_result(kvStore_Get(out, kv, key));
 }
 
-gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len,
-                    uint64_t *new_rev)
+gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len, uint64_t *new_rev)
 {
     uint64_t rev = 0;
     gf_err err = kv_result(kvStore_Create(&rev, kv, key, data, (int)len));

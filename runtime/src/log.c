@@ -103,11 +103,11 @@ void gf_log(gf_log_level level, const char *msg, const char *fields, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
 
-    int n = snprintf(line, sizeof line,
-                     "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s fn=%s msg=%s",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000L, level_names[level], log_fn,
-                     gf_log_quote(quoted, sizeof quoted, msg));
+    int n =
+        snprintf(line, sizeof line, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s fn=%s msg=%s",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 ts.tv_nsec / 1000000L, level_names[level], log_fn,
+                 gf_log_quote(quoted, sizeof quoted, msg));
     if (n < 0)
         return;
     if ((size_t)n < sizeof line - 2 && fields && fields[0]) {

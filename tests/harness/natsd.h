@@ -35,16 +35,16 @@ typedef struct gf_natsd_opts {
 
 /* opts may be NULL. Returns 0, or -1 with a message on stderr. */
 int gf_natsd_start(const gf_natsd_opts *opts, gf_natsd **out);
-const char *gf_natsd_url(const gf_natsd *s);  /* "nats://127.0.0.1:<port>" */
+const char *gf_natsd_url(const gf_natsd *s); /* "nats://127.0.0.1:<port>" */
 int gf_natsd_port(const gf_natsd *s);
 int gf_natsd_monitor_port(const gf_natsd *s); /* HTTP monitoring, for /varz /jsz /healthz */
 pid_t gf_natsd_pid(const gf_natsd *s);        /* 0 when stopped */
 const char *gf_natsd_dir(const gf_natsd *s);  /* its temporary directory */
 
-int gf_natsd_stop(gf_natsd *s);               /* SIGTERM, wait (then SIGKILL after 10 s) */
-int gf_natsd_kill(gf_natsd *s);               /* SIGKILL, wait */
-int gf_natsd_restart(gf_natsd *s);            /* same ports, config and store; waits until ready */
-void gf_natsd_free(gf_natsd *s);              /* stop if running, remove dir; NULL is fine */
+int gf_natsd_stop(gf_natsd *s);    /* SIGTERM, wait (then SIGKILL after 10 s) */
+int gf_natsd_kill(gf_natsd *s);    /* SIGKILL, wait */
+int gf_natsd_restart(gf_natsd *s); /* same ports, config and store; waits until ready */
+void gf_natsd_free(gf_natsd *s);   /* stop if running, remove dir; NULL is fine */
 
 /* Additions (harness owner). */
 const char *gf_natsd_name(const gf_natsd *s);     /* server_name, as in stream info Leader */

@@ -21,7 +21,7 @@
 
 typedef struct gf_fnenv {
     gf_natsd *natsd;
-    char dir[256];         /* temporary: config and function logs */
+    char dir[256]; /* temporary: config and function logs */
     char config_path[320];
     natsConnection *nc; /* the test's own client, SendAsap */
     jsCtx *js;

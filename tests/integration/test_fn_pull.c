@@ -25,7 +25,7 @@ static char *const pull_env[] = {"GAMEFN_TEST_MODE=pull", NULL};
 /* Deliveries recorded per job id "j<n>", for n < max. */
 typedef struct tally {
     int max;
-    int handled[256];    /* records per job */
+    int handled[256];     /* records per job */
     int redelivered[256]; /* records with delivery >= 2 */
     int distinct;
     int total;

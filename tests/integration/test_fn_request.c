@@ -70,6 +70,27 @@ static void two_replicas_share_the_load(void **state)
     assert_true(na >= 50);
     assert_true(nb >= 50);
 
+    /* The operator CLI sees both instances and their counts. */
+    gf_proc cli = {0};
+    char bin[512], log[400], line[256];
+    gf_fnenv_binary("tools/gamefn", bin, sizeof bin);
+    snprintf(log, sizeof log, "%s/cli.log", env.dir);
+    char *argv[] = {bin, "--config", env.config_path, "services", NULL};
+    assert_int_equal(gf_proc_spawn(&cli, argv, NULL, log), 0);
+    assert_int_equal(gf_proc_wait(&cli, 10000), 0);
+    assert_true(gf_proc_exited_with(&cli, 0));
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    int instances = -1, rows = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "echo ", 5) == 0)
+            rows++;
+        sscanf(line, "%d instance(s)", &instances);
+    }
+    fclose(f);
+    assert_int_equal(instances, 2);
+    assert_int_equal(rows, 2);
+
     gf_proc_signal(&a, SIGTERM);
     gf_proc_signal(&b, SIGTERM);
     assert_int_equal(gf_proc_wait(&a, 15000), 0);
@@ -97,8 +118,8 @@ static void bad_request_gets_typed_error_and_process_goes_on(void **state)
     assert_string_equal(code, "1");
     assert_int_equal(natsMsgHeader_Get(reply, "Nats-Service-Error", &text), NATS_OK);
     assert_non_null(strstr(text, "max_payload"));
-    Gamefn__V1__Error *e = gamefn__v1__error__unpack(
-        NULL, (size_t)natsMsg_GetDataLength(reply), (const uint8_t *)natsMsg_GetData(reply));
+    Gamefn__V1__Error *e = gamefn__v1__error__unpack(NULL, (size_t)natsMsg_GetDataLength(reply),
+                                                     (const uint8_t *)natsMsg_GetData(reply));
     assert_non_null(e);
     assert_int_equal(e->code, GAMEFN__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT);
     gamefn__v1__error__free_unpacked(e, NULL);

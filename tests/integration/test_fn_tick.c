@@ -17,7 +17,7 @@
 
 #include "fn_support.h"
 
-#define WORKER "tests/gamefn-test-worker"
+#define WORKER    "tests/gamefn-test-worker"
 #define LEASE_KEY "tick.test-worker.tick"
 
 static char *const tick_env[] = {"GAMEFN_TEST_MODE=tick", NULL};

@@ -25,7 +25,6 @@
 #include "natsd.h"
 #include "proc.h"
 
-
 static gf_natsd *node_named(gf_natsd_cluster *c, const char *name)
 {
     for (int i = 0; i < gf_natsd_cluster_size(c); i++) {

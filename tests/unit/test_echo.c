@@ -56,9 +56,9 @@ static void config_table_parses_and_bounds(void **state)
     struct gf_config_arena *arena = NULL;
     gf_config_error err;
     const char *good = "max_payload: 1KiB\ndelay: 250ms\nprefix: \"x\"\n";
-    assert_int_equal(gf_config_parse_table("t.yaml", good, strlen(good), &echo_config_table, &cfg,
-                                           &arena, &err),
-                     GF_OK);
+    assert_int_equal(
+        gf_config_parse_table("t.yaml", good, strlen(good), &echo_config_table, &cfg, &arena, &err),
+        GF_OK);
     assert_int_equal(cfg.max_payload, 1024);
     assert_int_equal(cfg.delay_ms, 250);
     assert_string_equal(cfg.prefix, "x");
@@ -66,9 +66,9 @@ static void config_table_parses_and_bounds(void **state)
     arena = NULL;
 
     const char *bad = "max_payload: 2MiB\n";
-    assert_int_equal(gf_config_parse_table("t.yaml", bad, strlen(bad), &echo_config_table, &cfg,
-                                           &arena, &err),
-                     GF_ERR_CONFIG);
+    assert_int_equal(
+        gf_config_parse_table("t.yaml", bad, strlen(bad), &echo_config_table, &cfg, &arena, &err),
+        GF_ERR_CONFIG);
     assert_non_null(strstr(err.message, "t.yaml:1:"));
     assert_non_null(strstr(err.message, "max_payload"));
     gf_config_arena_free(arena);

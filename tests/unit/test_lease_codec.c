@@ -25,8 +25,8 @@ static void lease_round_trip(void **state)
 static void lease_rejects_bad_values(void **state)
 {
     static const char *const bad[] = {
-        "", " ", "123", "123 ", " abc", "abc def", "-5 holder", "12x holder", "1 a b",
-        "99999999999999999999999 h",
+        "",        " ",         "123",        "123 ",  " abc",
+        "abc def", "-5 holder", "12x holder", "1 a b", "99999999999999999999999 h",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int64_t expires = 0;
@@ -41,8 +41,7 @@ static void lease_rejects_bad_values(void **state)
     assert_int_equal(gf_lease_encode(1, "much-too-long-holder", buf, sizeof buf), GF_ERR_INVALID);
     int64_t expires = 0;
     char small[4];
-    assert_int_equal(gf_lease_decode("1 holder", 8, &expires, small, sizeof small),
-                     GF_ERR_INVALID);
+    assert_int_equal(gf_lease_decode("1 holder", 8, &expires, small, sizeof small), GF_ERR_INVALID);
 }
 
 static void backoff_doubles_to_cap_plus_jitter(void **state)
@@ -53,9 +52,9 @@ static void backoff_doubles_to_cap_plus_jitter(void **state)
         int attempt;
         int64_t jitter, want;
     } rows[] = {
-        {1, 0, 250},    {2, 0, 500},    {3, 0, 1000},   {4, 0, 2000},    {5, 0, 4000},
-        {6, 0, 5000},   {50, 0, 5000},  {1, 100, 350},  {6, 100, 5100},  {1, 1000, 350},
-        {1, -5, 250},   {0, 0, 250},    {1000000, 7, 5007},
+        {1, 0, 250},  {2, 0, 500},   {3, 0, 1000},       {4, 0, 2000},   {5, 0, 4000},
+        {6, 0, 5000}, {50, 0, 5000}, {1, 100, 350},      {6, 100, 5100}, {1, 1000, 350},
+        {1, -5, 250}, {0, 0, 250},   {1000000, 7, 5007},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         assert_int_equal(gf_conn_backoff_ms(&cfg, rows[i].attempt, rows[i].jitter), rows[i].want);

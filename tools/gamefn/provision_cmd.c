@@ -8,7 +8,14 @@
 
 int gf_cli_provision(const gf_config *cfg, int argc, char **argv)
 {
-    bool update = argc > 1 && strcmp(argv[1], "--update") == 0;
+    bool update = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--update") != 0) {
+            fprintf(stderr, "gamefn provision: unknown option '%s' (only --update)\n", argv[i]);
+            return 2;
+        }
+        update = true;
+    }
     gf_conn *conn = NULL;
     gf_err err = gf_conn_open(&cfg->nats, "gamefn-cli", NULL, 10000, &conn);
     if (err != GF_OK) {

@@ -41,9 +41,12 @@ static void print_instance(const char *data, int len)
 int gf_cli_services(const gf_config *cfg, int argc, char **argv)
 {
     int64_t wait_ms = 500;
-    if (argc > 2 && strcmp(argv[1], "--wait") == 0)
-        wait_ms = strtoll(argv[2], NULL, 10);
-    if (wait_ms <= 0 || wait_ms > 60000) {
+    char *end = NULL;
+    if (argc == 3 && strcmp(argv[1], "--wait") == 0)
+        wait_ms = strtoll(argv[2], &end, 10);
+    else if (argc != 1)
+        wait_ms = -1;
+    if (wait_ms <= 0 || wait_ms > 60000 || (end && *end)) {
         fprintf(stderr, "gamefn services: --wait must be 1..60000 ms\n");
         return 2;
     }

@@ -118,9 +118,9 @@ typedef struct gf_cfg_table {
 
 typedef struct gf_config_error {
     char file[256];
-    int line, column; /* 1-based; 0 when not tied to a place in the file */
-    char key[128];    /* dotted path, e.g. "jetstream.streams[1].max_age" */
-    char text[256];   /* what is wrong */
+    int line, column;  /* 1-based; 0 when not tied to a place in the file */
+    char key[128];     /* dotted path, e.g. "jetstream.streams[1].max_age" */
+    char text[256];    /* what is wrong */
     char message[768]; /* "file:line:column: key 'k': text", ready to print */
 } gf_config_error;
 
@@ -142,8 +142,8 @@ typedef struct gf_nats_config {
     const char *password;
     gf_tls_config tls;
     int64_t connect_timeout_ms;
-    int64_t reconnect_wait_ms;   /* base delay between attempts */
-    int64_t reconnect_jitter_ms; /* + uniform random jitter up to this */
+    int64_t reconnect_wait_ms;     /* base delay between attempts */
+    int64_t reconnect_jitter_ms;   /* + uniform random jitter up to this */
     int64_t reconnect_max_wait_ms; /* backoff doubles up to this */
     int64_t ping_interval_ms;
     int64_t reconnect_buffer; /* bytes buffered while disconnected */
@@ -155,7 +155,7 @@ typedef struct gf_log_config {
 } gf_log_config;
 
 typedef struct gf_runtime_config {
-    const char *instance_id; /* NULL -> generated at start */
+    const char *instance_id;  /* NULL -> generated at start */
     int64_t drain_timeout_ms; /* bound on shutdown after SIGTERM */
     int64_t max_in_flight;    /* pull consumers: messages handled concurrently per instance */
     int64_t fetch_batch;      /* pull consumers: messages per fetch */
@@ -163,7 +163,11 @@ typedef struct gf_runtime_config {
     int64_t heartbeat_ms;     /* pull consumers: idle heartbeat asked of the server */
 } gf_runtime_config;
 
-typedef enum gf_retention { GF_RETENTION_LIMITS, GF_RETENTION_INTEREST, GF_RETENTION_WORKQUEUE } gf_retention;
+typedef enum gf_retention {
+    GF_RETENTION_LIMITS,
+    GF_RETENTION_INTEREST,
+    GF_RETENTION_WORKQUEUE
+} gf_retention;
 typedef enum gf_storage { GF_STORAGE_FILE, GF_STORAGE_MEMORY } gf_storage;
 typedef enum gf_discard { GF_DISCARD_OLD, GF_DISCARD_NEW } gf_discard;
 typedef enum gf_deliver { GF_DELIVER_ALL, GF_DELIVER_NEW, GF_DELIVER_LAST } gf_deliver;

@@ -31,8 +31,10 @@ typedef struct gf_conn gf_conn;
 
 /* Connects, retrying with the configured backoff until connected, until
  * `*stop` becomes non-zero (-> GF_ERR_UNAVAILABLE), or until `give_up_ms` has
- * passed (0 = never give up). A bad option (missing credentials file, bad TLS
- * file) fails at once with GF_ERR_CONFIG. */
+ * passed (0 = never give up). A bad option (missing credentials or seed file, bad
+ * TLS file) fails at once with GF_ERR_CONFIG, and so does a server refusal (login
+ * rejected, server certificate not trusted; a rejected client certificate after a
+ * few attempts, since the server only closes the connection). */
 gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
                     int64_t give_up_ms, gf_conn **out);
 

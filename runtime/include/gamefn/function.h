@@ -93,11 +93,11 @@ typedef enum gf_endpoint_kind {
 typedef struct gf_endpoint {
     const char *name; /* as listed by $SRV.INFO */
     gf_endpoint_kind kind;
-    const char *subject;     /* REQUEST: request subject; TICK: tick subject */
-    const char *queue_group; /* REQUEST, TICK */
-    const char *stream;      /* PULL: stream and durable consumer name, both */
-    const char *consumer;    /*       from config jetstream.consumers */
-    int64_t tick_period_ms;  /* TICK */
+    const char *subject;      /* REQUEST: request subject; TICK: tick subject */
+    const char *queue_group;  /* REQUEST, TICK */
+    const char *stream;       /* PULL: stream and durable consumer name, both */
+    const char *consumer;     /*       from config jetstream.consumers */
+    int64_t tick_period_ms;   /* TICK */
     const char *lease_bucket; /* TICK: KV bucket holding the ticker's lease */
     gf_request_fn on_request;
     gf_message_fn on_message;

@@ -25,8 +25,7 @@ gf_err gf_kv_open(jsCtx *js, const char *bucket, kvStore **out);
 gf_err gf_kv_get(kvStore *kv, const char *key, kvEntry **out);
 
 /* Creates `key` only if it does not exist (or was deleted). GF_ERR_CONFLICT if it exists. */
-gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len,
-                    uint64_t *new_rev);
+gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len, uint64_t *new_rev);
 
 /* Writes only if the key's latest revision is `last`. GF_ERR_CONFLICT otherwise. */
 gf_err gf_kv_update(kvStore *kv, const char *key, const void *data, size_t len, uint64_t last,

@@ -45,8 +45,8 @@ gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool upda
 gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
                            gf_provision_result *res);
 
-/* Everything in `js_cfg`: streams first, then buckets, then consumers. Stops at the first error, with res->message
- * naming the asset. Logs one line per asset. */
+/* Everything in `js_cfg`: streams first, then buckets, then consumers. Stops at the first error,
+ * with res->message naming the asset. Logs one line per asset. */
 gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool update,
                         gf_provision_result *res);
 
