@@ -1,0 +1,60 @@
+/*
+ * bench/match_ref.h — what `gamefn-bench match` measures the engine against:
+ *   - an independent checker: recomputes every member's limits from the rule formulas
+ *     (its own code, not the engine's) and counts violations and quality figures;
+ *   - a naive reference matcher: oldest first, for each seed a scan of ALL other tickets
+ *     (all pairs), candidates sorted by skill distance, greedy.
+ * Both work on the same flat description of matches.
+ *
+ * Ownership: gf_ref_matches arrays are malloc'd by whoever fills them and released by
+ * gf_ref_matches_free(). Single-threaded.
+ */
+#ifndef GAMEFN_BENCH_MATCH_REF_H
+#define GAMEFN_BENCH_MATCH_REF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gamefn/match/config.h"
+#include "gamefn/match/tick.h"
+#include "gamefn/match/ticket.h"
+
+typedef struct gf_ref_match {
+    uint32_t first, len;       /* members[first .. first + len) */
+    uint32_t dc_first, dc_len; /* dcs[dc_first ..): chosen first, then fallbacks */
+} gf_ref_match;
+
+typedef struct gf_ref_matches {
+    gf_ref_match *m;
+    size_t n;
+    uint32_t *member; /* ticket index */
+    uint16_t *team;
+    size_t members;
+    uint32_t *dcs;
+    size_t ndcs;
+} gf_ref_matches;
+
+typedef struct gf_ref_quality {
+    size_t matches, tickets, players;
+    size_t violations;              /* matches breaking any rule (limits, shape, reuse) */
+    double spread_mean, spread_p95; /* max - min aggregated skill per match */
+    double dping_mean, dping_p95;   /* chosen ping - own best ping, per ticket, ms */
+    double team_diff_mean;          /* highest - lowest team total per match */
+} gf_ref_quality;
+
+/* Converts an engine result (copies). */
+int gf_ref_from_result(const gf_match_result *res, gf_ref_matches *out);
+void gf_ref_matches_free(gf_ref_matches *m);
+
+/* Checks every match against the rules, recomputed from the config and tickets.
+ * Prints the first few violations to stderr. */
+void gf_ref_check(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
+                  const gf_ref_matches *m, gf_ref_quality *q);
+
+/* The naive matcher. `progress` (may be NULL) is called every ~2 s with seeds done.
+ * Returns 0, or -1 on allocation failure. */
+int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
+                 gf_ref_matches *out, void (*progress)(size_t done, size_t total));
+
+#endif

@@ -1,0 +1,234 @@
+/*
+ * diag.c — why each ticket left over after the search was not matched, and its nearest
+ * miss.
+ *
+ * Design notes: the verdict is recomputed from the tickets still waiting, looking only
+ * at each one's skill neighbours inside its partition (a bounded window, so O(N) overall):
+ *   POPULATION    fewer waiting players in the partition than one match needs;
+ *   PING (own)    its own ping limit accepts no datacenter it measured;
+ *   SKILL         not enough neighbours within both its own and their skill limits;
+ *   PING          enough skill-compatible neighbours measured a datacenter it measured,
+ *                 but some ping is over its owner's limit there;
+ *   NO_COMMON_DC  not even that: their measured datacenters do not overlap enough;
+ *   SHAPE         enough compatible players accept a datacenter, but too few solo players
+ *                 among them to fill the teams around the parties (a heuristic: parties
+ *                 are the usual reason such a group cannot be completed);
+ *   SKILL         otherwise: the candidates are compatible with it but not with each
+ *                 other.
+ * The nearest miss names the ticket and limit closest to letting it through.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct tally {
+    uint32_t skill_ok; /* players mutually skill-compatible */
+    uint32_t solos_at[GF_MATCH_MAX_DCS];
+    uint32_t acc[GF_MATCH_MAX_DCS];  /* ... of whom accept d now */
+    uint32_t meas[GF_MATCH_MAX_DCS]; /* ... of whom measured d */
+    double skill_excess;             /* smallest excess over a skill limit */
+    gf_match_miss skill_miss;
+    double ping_excess[GF_MATCH_MAX_DCS];
+    gf_match_miss ping_miss[GF_MATCH_MAX_DCS];
+} tally;
+
+static void look(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t u, uint32_t v, tally *t)
+{
+    const gf_mt_hot *a = &c->hot[u], *b = &c->hot[v];
+    const gf_mt_cold *bc = &c->cold[v];
+    double d = fabs(a->skill - b->skill);
+    bool attrs = !p->attrs || gf_mt_attrs_equal(c, p, c->cold[u].in, bc->in);
+    if (!attrs)
+        return;
+    if (d > a->gap || d > b->gap) {
+        bool own = d > a->gap;
+        double allowed = own ? a->gap : b->gap;
+        double excess = d - allowed;
+        if (excess < t->skill_excess) {
+            t->skill_excess = excess;
+            t->skill_miss.other = bc->in;
+            t->skill_miss.skill_gap = d;
+            t->skill_miss.allowed_gap = allowed;
+            t->skill_miss.own_limit = own;
+        }
+        return;
+    }
+    t->skill_ok += b->size;
+    for (uint32_t dc = 0; dc < c->ndc; dc++) {
+        uint16_t pb = gf_mt_ping(c, v, dc);
+        if (pb == GF_MATCH_PING_NONE)
+            continue;
+        t->meas[dc] += b->size;
+        if (b->dcmask & (1u << dc)) {
+            t->acc[dc] += b->size;
+            if (b->size == 1)
+                t->solos_at[dc]++;
+            continue;
+        }
+        double excess = (double)pb - bc->plimit;
+        if (excess < t->ping_excess[dc]) {
+            t->ping_excess[dc] = excess;
+            t->ping_miss[dc].other = bc->in;
+            t->ping_miss[dc].dc = dc;
+            t->ping_miss[dc].ping_ms = pb;
+            t->ping_miss[dc].allowed_ping_ms = bc->plimit;
+            t->ping_miss[dc].own_limit = false;
+        }
+    }
+}
+
+static void judge(const gf_mt_ctx *c, const uint32_t *um, uint32_t lo, uint32_t hi, uint32_t i,
+                  uint32_t remaining, gf_match_unmatched *out)
+{
+    uint32_t u = um[i];
+    const gf_mt_hot *a = &c->hot[u];
+    const gf_mt_cold *ac = &c->cold[u];
+    const gf_mt_part *p = &c->parts[ac->part];
+    uint32_t need_all = (uint32_t)p->teams * p->team_size;
+    gf_match_miss none = {.other = GF_MATCH_NONE, .dc = GF_MATCH_NONE};
+    uint32_t w = need_all + 8;
+    tally t;
+
+    out->miss = none;
+    if (remaining < need_all) {
+        out->why = GF_MATCH_WHY_POPULATION;
+        out->miss.players_short = need_all - remaining;
+        return;
+    }
+    if (a->dcmask == 0) {
+        out->why = GF_MATCH_WHY_PING;
+        out->miss.dc = ac->bestdc;
+        out->miss.ping_ms = a->best;
+        out->miss.allowed_ping_ms = ac->plimit;
+        out->miss.own_limit = true;
+        return;
+    }
+    memset(&t, 0, sizeof t);
+    t.skill_excess = INFINITY;
+    t.skill_miss = none;
+    for (uint32_t dc = 0; dc < c->ndc; dc++) {
+        t.ping_excess[dc] = INFINITY;
+        t.ping_miss[dc] = none;
+    }
+    for (uint32_t j = i; j > lo && i - j < w; j--)
+        look(c, p, u, um[j - 1], &t);
+    for (uint32_t j = i + 1; j < hi && j - i <= w; j++)
+        look(c, p, u, um[j], &t);
+
+    uint32_t need = need_all - a->size;
+    if (t.skill_ok < need) {
+        out->why = GF_MATCH_WHY_SKILL;
+        out->miss = t.skill_miss;
+        out->miss.players_short = need - t.skill_ok;
+        return;
+    }
+    uint32_t best_acc = 0, best_dc = GF_MT_NONE;
+    for (uint32_t dc = 0; dc < c->ndc; dc++) {
+        if ((a->dcmask & (1u << dc)) && t.acc[dc] > best_acc) {
+            best_acc = t.acc[dc];
+            best_dc = dc;
+        }
+    }
+    if (best_acc >= need) {
+        bool solos_fill = t.solos_at[best_dc] >= need;
+        out->why = solos_fill ? GF_MATCH_WHY_SKILL : GF_MATCH_WHY_SHAPE;
+        out->miss = solos_fill ? t.skill_miss : none;
+        out->miss.dc = best_dc;
+        return;
+    }
+    /* Which datacenter that u measured did most compatible players measure too? */
+    uint32_t best_meas = 0, meas_dc = GF_MT_NONE;
+    for (uint32_t dc = 0; dc < c->ndc; dc++) {
+        if (gf_mt_ping(c, u, dc) != GF_MATCH_PING_NONE && t.meas[dc] > best_meas) {
+            best_meas = t.meas[dc];
+            meas_dc = dc;
+        }
+    }
+    if (best_meas >= need) {
+        out->why = GF_MATCH_WHY_PING;
+        uint16_t own = gf_mt_ping(c, u, meas_dc);
+        if (own > ac->plimit) {
+            out->miss.dc = meas_dc;
+            out->miss.ping_ms = own;
+            out->miss.allowed_ping_ms = ac->plimit;
+            out->miss.own_limit = true;
+        } else {
+            out->miss = t.ping_miss[meas_dc];
+        }
+        out->miss.players_short = need - t.acc[meas_dc];
+        return;
+    }
+    out->why = GF_MATCH_WHY_NO_COMMON_DC;
+    out->miss.dc = meas_dc;
+    out->miss.players_short = need - best_meas;
+}
+
+/* Unmatched entries are in input order: find the one for input index `in`. */
+static gf_match_unmatched *slot_of(gf_match_result *res, uint32_t in)
+{
+    size_t lo = 0, hi = res->unmatched_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (res->unmatched[mid].ticket < in)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < res->unmatched_len && res->unmatched[lo].ticket == in ? &res->unmatched[lo] : NULL;
+}
+
+gf_err gf_mt_diagnose(gf_mt_ctx *c)
+{
+    gf_match_result *res = c->res;
+    gf_match_miss none = {.other = GF_MATCH_NONE, .dc = GF_MATCH_NONE};
+    size_t n_um = 0, n_valid_um = 0;
+    uint32_t *um = NULL;
+
+    for (size_t i = 0; i < c->n; i++) {
+        if (c->bad[i] != GF_MT_IN_MATCH)
+            n_um++;
+        if (c->bad[i] == GF_MATCH_BAD_NONE)
+            n_valid_um++;
+    }
+    res->unmatched = gf_mt_alloc_result(&c->mem, n_um, sizeof *res->unmatched);
+    um = gf_mt_alloc(&c->mem, n_valid_um, sizeof *um);
+    if (!res->unmatched || !um) {
+        gf_mt_free(&c->mem, um, n_valid_um, sizeof *um);
+        return GF_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < c->n; i++) {
+        uint8_t b = c->bad[i];
+        if (b == GF_MT_IN_MATCH)
+            continue;
+        gf_match_unmatched *e = &res->unmatched[res->unmatched_len++];
+        e->ticket = (uint32_t)i;
+        e->miss = none;
+        e->bad = GF_MATCH_BAD_NONE;
+        if (b == GF_MT_EXPIRED) {
+            e->why = GF_MATCH_WHY_EXPIRED;
+        } else if (b != GF_MATCH_BAD_NONE) {
+            e->why = GF_MATCH_WHY_INVALID;
+            e->bad = b;
+        }
+    }
+    size_t k = 0;
+    for (uint32_t r = 0; r < c->nv; r++) {
+        if (!(c->hot[r].flags & GF_MT_MATCHED))
+            um[k++] = r;
+    }
+    /* One partition at a time: [lo, hi) of um, with its remaining players. */
+    for (uint32_t lo = 0; lo < k;) {
+        uint32_t part = c->cold[um[lo]].part, hi = lo, remaining = 0;
+        while (hi < k && c->cold[um[hi]].part == part)
+            remaining += c->hot[um[hi++]].size;
+        for (uint32_t i = lo; i < hi; i++) {
+            gf_match_unmatched *e = slot_of(res, c->cold[um[i]].in);
+            if (e)
+                judge(c, um, lo, hi, i, remaining, e);
+        }
+        lo = hi;
+    }
+    gf_mt_free(&c->mem, um, n_valid_um, sizeof *um);
+    return GF_OK;
+}

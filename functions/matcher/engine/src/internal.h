@@ -1,0 +1,190 @@
+/*
+ * internal.h — private state of one tick, shared by the engine's modules.
+ *
+ * Layout (see tick.c for the order in which the pieces are built):
+ *   input order  bad[n]            validation verdict per input ticket
+ *                rec[n], ...       compact records of valid tickets (ingest.c)
+ *   rank order   hot[nv], cold[nv],  valid tickets sorted by (partition, skill or age):
+ *                ping[]              neighbours in a partition are neighbours in memory
+ *   nxt/prv[nv]                    the unmatched ranks as a doubly linked list: a matched
+ *                                  ticket is unlinked in O(1), so walks never revisit it
+ *   seeds[nv]                      ranks oldest first
+ *
+ * Every allocation goes through gf_mt_alloc/gf_mt_free so the tick can report its
+ * memory honestly (peak live bytes and total). One thread owns a context.
+ */
+#ifndef GAMEFN_MATCH_INTERNAL_H
+#define GAMEFN_MATCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gamefn/match/config.h"
+#include "gamefn/match/group.h"
+#include "gamefn/match/rules.h"
+#include "gamefn/match/tick.h"
+#include "gamefn/match/ticket.h"
+
+#define GF_MT_MAX_NOW   (INT64_C(1) << 62)
+#define GF_MT_NONE      UINT32_MAX
+#define GF_MT_EXPIRED   0xFE /* bad[] value: valid but past its TTL */
+#define GF_MT_IN_MATCH  0xFD /* bad[] value: valid and matched in this tick */
+#define GF_MT_PART_BITS 20   /* partition ids in a sort key */
+#define GF_MT_MATCHED   0x01 /* gf_mt_hot.flags */
+
+/* ---- counting allocator ----------------------------------------------------- */
+
+typedef struct gf_mt_mem {
+    size_t live, peak, total;
+    gf_match_workspace *ws; /* NULL: plain malloc/free */
+} gf_mt_mem;
+
+/* count * size bytes of tick scratch, uninitialised (zeroed with gf_mt_zalloc); taken from
+ * the workspace's cached blocks when there is one. NULL on overflow or failure.
+ * gf_mt_free takes the same count and size; NULL is fine. */
+void *gf_mt_alloc(gf_mt_mem *m, size_t count, size_t size);
+void *gf_mt_zalloc(gf_mt_mem *m, size_t count, size_t size);
+void gf_mt_free(gf_mt_mem *m, void *p, size_t count, size_t size);
+/* Memory that outlives the tick (the result), uninitialised, counted: from the workspace
+ * when there is one (returned by gf_mt_ws_give when the result is freed), else malloc. */
+void *gf_mt_alloc_result(gf_mt_mem *m, size_t count, size_t size);
+void gf_mt_ws_give(gf_match_workspace *ws, void *p);
+void gf_mt_ws_ref(gf_match_workspace *ws);
+void gf_mt_ws_unref(gf_match_workspace *ws);
+
+/* ---- tick state ---------------------------------------------------------------- */
+
+/* What the search's walk reads for every candidate: 24 bytes, so a window of neighbours
+ * spans few cache lines. Rank order. */
+typedef struct gf_mt_hot {
+    double skill;    /* aggregated */
+    double gap;      /* allowed skill gap now; +INFINITY = skill ignored */
+    uint32_t dcmask; /* datacenters it accepts now */
+    uint16_t best;   /* lowest measured ping, ms (rounded up) */
+    uint8_t size;    /* players */
+    uint8_t flags;   /* GF_MT_MATCHED */
+} gf_mt_hot;
+
+/* The rest of a valid ticket's state, in rank order: read once per seed and member. */
+typedef struct gf_mt_cold {
+    int64_t queued; /* queue time, at most now */
+    uint32_t in;    /* input index */
+    uint32_t part;
+    uint16_t plimit; /* allowed ping now, ms */
+    uint8_t queue;
+    uint8_t bestdc;
+} gf_mt_cold;
+
+/* A valid ticket's full record, as the ingest pass derives it (input order). */
+typedef struct gf_mt_tk {
+    double skill;   /* aggregated */
+    double gap;     /* allowed skill gap now; +INFINITY = skill ignored */
+    int64_t queued; /* queue time, at most now */
+    uint32_t in;    /* input index */
+    uint32_t part;
+    uint32_t dcmask; /* datacenters it accepts now */
+    uint16_t plimit; /* allowed ping now, ms */
+    uint16_t best;   /* lowest measured ping, ms (rounded up) */
+    uint8_t size;    /* players */
+    uint8_t queue;
+    uint8_t bestdc;
+    uint8_t region; /* population region (named, or that of bestdc) */
+} gf_mt_tk;
+
+typedef struct gf_mt_part {
+    uint32_t first, count; /* rank range */
+    uint32_t pool;         /* < queues_len: that queue; else a merged playlist */
+    uint32_t players;      /* valid players */
+    uint16_t teams, team_size;
+    bool by_time; /* every queue in it is ping_first: FIFO order */
+    bool attrs;   /* members must share match attributes */
+    bool merged;
+    uint32_t queue; /* a queue of the pool (for shape and attribute keys) */
+} gf_mt_part;
+
+typedef struct gf_mt_ctx {
+    const gf_match_config *cfg;
+    const gf_match_ticket *in;
+    size_t n;
+    int64_t now;
+    gf_mt_mem mem;
+    uint32_t ndc, nreg, nq;
+    uint8_t dc_region[GF_MATCH_MAX_DCS];
+    int64_t gap_capped_ms[GF_MATCH_MAX_QUEUES]; /* from this age on, a queue's skill gap is
+                                                   its cap (skips pow); INT64_MAX = never */
+
+    uint32_t *hist;        /* radix sort histograms (gf_mt_radix_scratch()) */
+    uint8_t *bad;          /* [n] */
+    uint8_t *np;           /* [n] players per ticket (0 if absurd), for the dedup scans */
+    gf_mt_tk *rec;         /* [n] ingest records, input order (valid tickets only) */
+    uint16_t *rec_ping;    /* [n * ndc] */
+    uint32_t *hash_ticket; /* [n] hashes of ticket ids */
+    uint32_t *hash_player; /* [n * hash_stride] hashes of player ids, input order */
+    uint32_t hash_stride;  /* largest team size */
+
+    uint32_t nv;
+    gf_mt_hot *hot;   /* [nv] rank order */
+    gf_mt_cold *cold; /* [nv] rank order */
+    int64_t minq;     /* oldest queue time among valid tickets */
+    uint16_t *ping;   /* [nv * ndc], GF_MATCH_PING_NONE = not measured */
+    gf_mt_part *parts;
+    uint32_t nparts;
+
+    uint32_t *nxt, *prv; /* [nv] */
+    uint32_t *seeds;     /* [nv] */
+    uint32_t window;     /* candidates per seed and datacenter */
+
+    gf_match_result *res;
+    size_t matches_cap;
+    gf_match_member *members_buf, *members_next; /* owned by the result */
+    size_t members_cap;
+    gf_match_dc_choice *dcs_buf, *dcs_next; /* owned by the result */
+    size_t dcs_cap, dcs_len;
+} gf_mt_ctx;
+
+/* config.c: the per-object checks behind gf_match_config_check() and the YAML hooks.
+ * On failure *key names the offending key and why says what is wrong. */
+bool gf_mt_dc_check(const gf_match_dc *dc, const char **key, char *why, size_t size);
+bool gf_mt_queue_check(const gf_match_queue *q, const char **key, char *why, size_t size);
+
+/* ingest.c: validation, expiry, records and id hashes, in one pass over the input. */
+gf_err gf_mt_ingest(gf_mt_ctx *c);
+
+/* ticket.c: the checks of gf_match_ticket_check(); when hashes is non-NULL it also gets
+ * a 32-bit hash of the ticket id (hashes[0]) and of each player id (hashes[1..]), taken
+ * right after their lengths are checked (valid tickets only). */
+gf_match_bad gf_mt_ticket_check(const gf_match_config *cfg, const gf_match_ticket *t,
+                                int64_t now_ms, size_t nregions, uint32_t *hashes);
+
+/* dup.c: refuses repeated ticket ids and players held by several tickets (the oldest
+ * holder keeps them) among tickets whose bad[] is NONE. */
+gf_err gf_mt_dedup(gf_mt_ctx *c);
+
+/* sort.c: stable LSD radix sort of keys[] carrying vals[]; tmp arrays of n entries;
+ * hist: gf_mt_radix_scratch() bytes (c->hist). n < 2^32. */
+size_t gf_mt_radix_scratch(void);
+void gf_mt_radix_sort(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals,
+                      size_t n, uint32_t *hist);
+
+/* merge.c: populations, merge decisions, partitions -> rec[].part, parts, pools. */
+gf_err gf_mt_partition(gf_mt_ctx *c);
+
+/* layout.c: rank order, the unmatched list, seeds. */
+gf_err gf_mt_layout(gf_mt_ctx *c);
+
+/* search.c: seeds oldest first, forms matches into c->res. */
+gf_err gf_mt_search(gf_mt_ctx *c);
+
+/* diag.c: fills c->res->unmatched for every ticket not in a match. */
+gf_err gf_mt_diagnose(gf_mt_ctx *c);
+
+/* Mutual skill test of two tickets, and attribute equality when the partition asks. */
+bool gf_mt_attrs_equal(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t in_a, uint32_t in_b);
+
+static inline uint16_t gf_mt_ping(const gf_mt_ctx *c, uint32_t rank, uint32_t dc)
+{
+    return c->ping[(size_t)rank * c->ndc + dc];
+}
+
+#endif
