@@ -212,22 +212,7 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
         bucket_compare(after->Config, &want, &diff);
     }
     jsStreamInfo_Destroy(after);
-    if (s == NATS_OK && !gf_prov_diff_empty(&diff)) {
-        char still[sizeof res->message];
-        gf_prov_diff_message(&diff, asset, true, still, sizeof still);
-        gf_prov_message(res, "%s (updated, but the server still differs)", still);
-        err = GF_ERR_CONFLICT;
-        goto out;
-    }
-    if (s != NATS_OK) {
-        char diff_text[sizeof res->message];
-        snprintf(diff_text, sizeof diff_text, "%s", res->message);
-        gf_prov_message(res, "%s (the server refused the update: %s)", diff_text,
-                        gf_prov_nats_text(s));
-        err = jerr != 0 ? GF_ERR_CONFLICT : gf_nats_err(s);
-        goto out;
-    }
-    res->outcome = GF_PROVISION_UPDATED;
+    err = gf_prov_update_result(s, jerr, &diff, asset, res);
 out:
     jsStreamInfo_Destroy(si);
     return err;

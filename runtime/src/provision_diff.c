@@ -293,3 +293,23 @@ void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision
                outcome_name(outcome));
     }
 }
+
+gf_err gf_prov_update_result(natsStatus s, jsErrCode jerr, const gf_prov_diff *still,
+                             const char *asset, gf_provision_result *res)
+{
+    if (s == NATS_OK && !gf_prov_diff_empty(still)) {
+        char text[sizeof res->message];
+        gf_prov_diff_message(still, asset, true, text, sizeof text);
+        gf_prov_message(res, "%s (updated, but the server still differs)", text);
+        return GF_ERR_CONFLICT;
+    }
+    if (s != NATS_OK) {
+        char diff_text[sizeof res->message];
+        snprintf(diff_text, sizeof diff_text, "%s", res->message);
+        gf_prov_message(res, "%s (the server refused the update: %s)", diff_text,
+                        gf_prov_nats_text(s));
+        return jerr != 0 ? GF_ERR_CONFLICT : gf_nats_err(s);
+    }
+    res->outcome = GF_PROVISION_UPDATED;
+    return GF_OK;
+}

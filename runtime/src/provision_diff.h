@@ -89,6 +89,13 @@ const char *gf_prov_ack_name(int v);
 void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
                     bool warn, const gf_provision_result *res);
 
+/* The end of every in-place update (streams, buckets, consumers): `s`/`jerr` are the
+ * update call's result and `still` what differs in the server's answer to it (checked
+ * only when s == NATS_OK). Sets res (outcome UPDATED on success, else a message that
+ * keeps the difference found before the update) and returns the error to report. */
+gf_err gf_prov_update_result(natsStatus s, jsErrCode jerr, const gf_prov_diff *still,
+                             const char *asset, gf_provision_result *res);
+
 /* Formats res->message (printf style). */
 void gf_prov_message(gf_provision_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
