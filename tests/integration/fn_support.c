@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 static const char config_template[] = "nats:\n"
-                                      "  servers: [\"%s\"]\n"
+                                      "  servers: [%s]\n"
                                       "  reconnect_wait: 100ms\n"
                                       "  reconnect_jitter: 50ms\n"
                                       "  reconnect_max_wait: 500ms\n"
@@ -24,8 +24,10 @@ static const char config_template[] = "nats:\n"
                                       "  streams:\n"
                                       "    - name: TEST_JOBS\n"
                                       "      subjects: [test.jobs]\n"
+                                      "      replicas: %d\n"
                                       "    - name: TEST_RESULTS\n"
                                       "      subjects: [\"test.results.>\"]\n"
+                                      "      replicas: %d\n"
                                       "  consumers:\n"
                                       "    - stream: TEST_JOBS\n"
                                       "      name: worker\n"
@@ -33,6 +35,7 @@ static const char config_template[] = "nats:\n"
                                       "      max_deliver: 5\n"
                                       "  buckets:\n"
                                       "    - name: TEST_LEASES\n"
+                                      "      replicas: %d\n"
                                       "functions:\n"
                                       "%s";
 
@@ -42,33 +45,64 @@ void gf_fnenv_sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
+/* Writes the config and connects the test's own client to every server. */
+static int setup(gf_fnenv *env, const char *urls, int replicas, const char *functions_yaml)
 {
-    memset(env, 0, sizeof *env);
-    snprintf(env->dir, sizeof env->dir, "/tmp/gamefn-fntest-XXXXXX");
-    if (!mkdtemp(env->dir))
-        return -1;
-    if (gf_natsd_start(NULL, &env->natsd) != 0)
-        return -1;
+    char quoted[1024] = "";
+    const char *servers[8];
+    char list[1024];
+    int n = 0;
+    snprintf(list, sizeof list, "%s", urls);
+    for (char *save = NULL, *u = strtok_r(list, ",", &save); u && n < 8;
+         u = strtok_r(NULL, ",", &save)) {
+        size_t used = strlen(quoted);
+        snprintf(quoted + used, sizeof quoted - used, "%s\"%s\"", n ? ", " : "", u);
+        servers[n++] = u;
+    }
     snprintf(env->config_path, sizeof env->config_path, "%s/gamefn.yaml", env->dir);
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, gf_natsd_url(env->natsd),
+    fprintf(f, config_template, quoted, replicas, replicas, replicas,
             functions_yaml ? functions_yaml : "  {}\n");
     fclose(f);
 
     natsOptions *o = NULL;
     natsOptions_Create(&o);
-    natsOptions_SetURL(o, gf_natsd_url(env->natsd));
+    natsOptions_SetServers(o, servers, n);
     natsOptions_SetSendAsap(o, true);
     natsOptions_SetMaxReconnect(o, -1);
     natsOptions_SetReconnectWait(o, 100);
     natsStatus s = natsConnection_Connect(&env->nc, o);
     natsOptions_Destroy(o);
-    if (s == NATS_OK)
-        s = natsConnection_JetStream(&env->js, env->nc, NULL);
+    if (s == NATS_OK) {
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Wait = 10000; /* rides out a cluster leader election */
+        s = natsConnection_JetStream(&env->js, env->nc, &jo);
+    }
     return s == NATS_OK ? 0 : -1;
+}
+
+static int make_dir(gf_fnenv *env)
+{
+    memset(env, 0, sizeof *env);
+    snprintf(env->dir, sizeof env->dir, "/tmp/gamefn-fntest-XXXXXX");
+    return mkdtemp(env->dir) ? 0 : -1;
+}
+
+int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
+{
+    if (make_dir(env) != 0 || gf_natsd_start(NULL, &env->natsd) != 0)
+        return -1;
+    return setup(env, gf_natsd_url(env->natsd), 1, functions_yaml);
+}
+
+int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml)
+{
+    if (make_dir(env) != 0 || gf_natsd_cluster_start(nodes, NULL, &env->cluster) != 0)
+        return -1;
+    return setup(env, gf_natsd_cluster_urls(env->cluster), nodes, functions_yaml);
 }
 
 static void remove_dir(const char *dir)
@@ -88,6 +122,7 @@ void gf_fnenv_free(gf_fnenv *env)
         natsConnection_Destroy(env->nc);
     }
     gf_natsd_free(env->natsd);
+    gf_natsd_cluster_free(env->cluster);
     if (env->dir[0])
         remove_dir(env->dir);
     memset(env, 0, sizeof *env);

@@ -20,8 +20,9 @@
 #include "proc.h"
 
 typedef struct gf_fnenv {
-    gf_natsd *natsd;
-    char dir[256]; /* temporary: config and function logs */
+    gf_natsd *natsd;           /* single node, or NULL */
+    gf_natsd_cluster *cluster; /* or a cluster */
+    char dir[256];             /* temporary: config and function logs */
     char config_path[320];
     natsConnection *nc; /* the test's own client, SendAsap */
     jsCtx *js;
@@ -32,6 +33,10 @@ typedef struct gf_fnenv {
  * 2s, max_deliver 5) and bucket TEST_LEASES, plus `functions_yaml` (the text of the
  * `functions:` section's entries, indented by two spaces; may be NULL). Connects. */
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
+
+/* Same on a cluster of `nodes` servers; streams and buckets get replicas = nodes, and
+ * the config lists every node. */
+int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml);
 void gf_fnenv_free(gf_fnenv *env);
 
 /* Path of a built binary, e.g. "functions/echo/gamefn-echo" (from GAMEFN_BUILD_DIR). */
