@@ -124,6 +124,12 @@ static void nak_redelivers_and_term_does_not(void **state)
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
     publish_jobs(&env, 0, 1, "nak-once");
     publish_jobs(&env, 1, 2, "term");
+    /* j2 carries a header the handler rejects as invalid before recording anything. */
+    natsMsg *m = NULL;
+    assert_int_equal(natsMsg_Create(&m, "test.jobs", NULL, "j2", 2), NATS_OK);
+    assert_int_equal(natsMsgHeader_Set(m, "Test-Fail", "yes"), NATS_OK);
+    assert_int_equal(js_PublishMsg(NULL, env.js, m, NULL, NULL), NATS_OK);
+    natsMsg_Destroy(m);
 
     /* j0: delivery 1 (nak) then delivery 2 (ack); the consumer has no backoff, so
      * the runtime's own first delay (1 s) applies. */
@@ -136,7 +142,33 @@ static void nak_redelivers_and_term_does_not(void **state)
     assert_int_equal(t.redelivered[0], 1);
     assert_int_equal(t.handled[1], 1); /* terminated: never again */
     assert_int_equal(t.redelivered[1], 0);
+    assert_int_equal(t.handled[2], 0); /* invalid: terminated, not retried, not pending */
     stop_cleanly(&w);
+    gf_fnenv_free(&env);
+}
+
+static void in_progress_keeps_a_long_job_from_redelivery(void **state)
+{
+    gf_fnenv env;
+    gf_proc w = {0}, other = {0};
+    tally t = {.max = 10};
+    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w1", pull_env), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &other, WORKER, "w2", pull_env), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w2", 10000));
+    /* 3 s of work against a 2 s ack wait: without in-progress the idle second
+     * worker would get it again after 2 s. */
+    publish_jobs(&env, 0, 1, "long");
+    struct want want = {&t, 1};
+    assert_true(gf_fnenv_eventually(all_handled, &env, &want, 10000));
+    assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
+    gf_fnenv_sleep_ms(2500);
+    count(&env, &t);
+    assert_int_equal(t.total, 1);
+    assert_int_equal(t.redelivered[0], 0);
+    stop_cleanly(&w);
+    stop_cleanly(&other);
     gf_fnenv_free(&env);
 }
 
@@ -242,6 +274,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(acks_after_success),
         cmocka_unit_test(nak_redelivers_and_term_does_not),
+        cmocka_unit_test(in_progress_keeps_a_long_job_from_redelivery),
         cmocka_unit_test(sigkill_hands_unacked_work_to_another_worker),
         cmocka_unit_test(sigterm_finishes_and_acks_what_it_holds),
         cmocka_unit_test(pulls_resume_after_nats_restarts),
