@@ -19,12 +19,25 @@
 #include "gamefn/wire.h"
 #include "nats_err.h"
 
-static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err, const char *text)
+/* The handler's own wire code when it set a valid one, else the gf_err's. */
+static gf_err build_error(gf_wire_error *e, gf_err err, const gf_reply *reply)
+{
+    const char *field = reply->field[0] ? reply->field : NULL;
+    const char *text = reply->error[0] ? reply->error : gf_err_str(err);
+    if (reply->code != 0 &&
+        gf_wire_error_build(e, reply->code, field, reply->retry_after_ms, "%s", text) == GF_OK)
+        return GF_OK;
+    return gf_wire_error_build(e, gf_wire_code_from_err(err), field, reply->retry_after_ms,
+                               "%s: %s", gf_err_str(err), text);
+}
+
+static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err,
+                             const gf_reply *reply)
 {
     gf_wire_error e;
     natsMsg *m = NULL;
     natsStatus s = NATS_NO_MEMORY;
-    if (gf_wire_error_from_err(&e, err, NULL, text) == GF_OK)
+    if (build_error(&e, err, reply) == GF_OK)
         s = natsMsg_Create(&m, reply_to, NULL, (const char *)e.body, (int)e.body_len);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(m, GF_WIRE_HDR_ERROR_CODE, e.code_header);
@@ -54,7 +67,7 @@ static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
     if (reply_to && reply_to[0]) {
         natsStatus s = err == GF_OK
                            ? natsConnection_Publish(nc, reply_to, reply.data, (int)reply.len)
-                           : send_error(nc, reply_to, err, reply.error);
+                           : send_error(nc, reply_to, err, &reply);
         if (s != NATS_OK)
             gf_log_warn("reply not sent", "endpoint=%s status=%d", run->ep->name, (int)s);
     }

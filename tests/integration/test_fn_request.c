@@ -18,6 +18,7 @@
 
 #include "fn_support.h"
 #include "gamefn/v1/error.pb-c.h"
+#include "gamefn/wire.h"
 
 #define ECHO "functions/echo/gamefn-echo"
 
@@ -138,6 +139,57 @@ static void bad_request_gets_typed_error_and_process_goes_on(void **state)
     gf_fnenv_free(&env);
 }
 
+static Gamefn__V1__Error *ask(gf_fnenv *env, const char *payload, const char **code_header)
+{
+    natsMsg *reply = NULL;
+    assert_int_equal(natsConnection_Request(&reply, env->nc, "test.request", payload,
+                                            (int)strlen(payload), 2000),
+                     NATS_OK);
+    static char code[16];
+    const char *v = NULL;
+    assert_int_equal(natsMsgHeader_Get(reply, "Nats-Service-Error-Code", &v), NATS_OK);
+    snprintf(code, sizeof code, "%s", v);
+    *code_header = code;
+    Gamefn__V1__Error *e = gamefn__v1__error__unpack(NULL, (size_t)natsMsg_GetDataLength(reply),
+                                                     (const uint8_t *)natsMsg_GetData(reply));
+    natsMsg_Destroy(reply);
+    assert_non_null(e);
+    return e;
+}
+
+static void handler_chooses_its_wire_code(void **state)
+{
+    gf_fnenv env;
+    gf_proc w = {0};
+    char *const env_vars[] = {"GAMEFN_TEST_MODE=request", NULL};
+    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &w, "tests/gamefn-test-worker", "r1", env_vars), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "r1", 10000));
+
+    const char *code = NULL;
+    Gamefn__V1__Error *e = ask(&env, "code:7", &code);
+    assert_string_equal(code, "7");
+    assert_int_equal(e->code, 7); /* FAILED_PRECONDITION, as the handler asked */
+    assert_string_equal(e->field, "payload");
+    assert_int_equal(e->retry_after_ms, 250);
+    assert_non_null(strstr(e->message, "asked for code 7"));
+    gamefn__v1__error__free_unpacked(e, NULL);
+
+    /* A code the wire does not know falls back to the gf_err's own code. */
+    e = ask(&env, "code:999", &code);
+    char want[16];
+    snprintf(want, sizeof want, "%d", gf_wire_code_from_err(GF_ERR_PERMANENT));
+    assert_string_equal(code, want);
+    assert_int_equal(e->code, gf_wire_code_from_err(GF_ERR_PERMANENT));
+    assert_string_equal(e->field, "payload");
+    gamefn__v1__error__free_unpacked(e, NULL);
+
+    gf_proc_signal(&w, SIGTERM);
+    assert_int_equal(gf_proc_wait(&w, 15000), 0);
+    assert_true(gf_proc_exited_with(&w, 0));
+    gf_fnenv_free(&env);
+}
+
 static void sigterm_answers_the_request_in_flight(void **state)
 {
     gf_fnenv env;
@@ -234,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_replicas_share_the_load),
         cmocka_unit_test(bad_request_gets_typed_error_and_process_goes_on),
+        cmocka_unit_test(handler_chooses_its_wire_code),
         cmocka_unit_test(sigterm_answers_the_request_in_flight),
         cmocka_unit_test(starts_before_nats_and_connects_when_it_comes),
         cmocka_unit_test(broken_config_exits_2_with_file_line_column),

@@ -65,11 +65,16 @@ typedef struct gf_msg {
 
 /* The handler's answer to a request. Set data to a malloc'd buffer (the runtime
  * frees it) or leave it NULL for an empty reply. On a non-OK return, `error`
- * is the text sent to the caller. */
+ * is the text sent to the caller; the wire code is derived from the gf_err
+ * (gf_wire_code_from_err) unless `code` names a gamefn.v1.ErrorCode itself (e.g.
+ * FAILED_PRECONDITION), and `field` / `retry_after_ms` fill the Error message. */
 typedef struct gf_reply {
     void *data;
     size_t len;
     char error[256];
+    int code;        /* 0: from the returned gf_err */
+    char field[128]; /* offending request field, "" for none */
+    uint32_t retry_after_ms;
 } gf_reply;
 
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
