@@ -159,6 +159,10 @@ static void print_quality(const char *who, const gf_ref_quality *q)
            "team diff mean %.1f; violations %zu\n",
            who, q->spread_mean, q->spread_p95, q->dping_mean, q->dping_p95, q->team_diff_mean,
            q->violations);
+    printf("%-7s not from the starvation fallback: matches %zu, skill spread mean %.1f p95 %.1f; "
+           "delta ping p95 %.1f ms; matches with no member at both caps %zu\n",
+           who, q->plain_matches, q->plain_spread_mean, q->plain_spread_p95, q->plain_dping_p95,
+           q->below_matches);
 }
 
 int gf_bench_match(int argc, char **argv)
@@ -276,6 +280,10 @@ int gf_bench_match(int argc, char **argv)
                qn.spread_p95 > 0 ? qe.spread_p95 / qn.spread_p95 : 0,
                qn.dping_p95 > 0 ? qe.dping_p95 / qn.dping_p95 : 0,
                qn.tickets ? (double)qe.tickets / (double)qn.tickets : 0);
+        printf("ratio   engine/naive, not from the starvation fallback: skill spread p95 %.3f, "
+               "delta ping p95 %.3f\n",
+               qn.plain_spread_p95 > 0 ? qe.plain_spread_p95 / qn.plain_spread_p95 : 0,
+               qn.plain_dping_p95 > 0 ? qe.plain_dping_p95 / qn.plain_dping_p95 : 0);
     }
     if (o.json) {
         printf("{\"pool\":%zu,\"mode\":\"%s\",\"shape\":\"%s\",\"seed\":%" PRIu64
@@ -283,16 +291,21 @@ int gf_bench_match(int argc, char **argv)
                "\"tickets_matched\":%zu,"
                "\"players_matched\":%zu,\"skill_spread_mean\":%.2f,\"skill_spread_p95\":%.2f,"
                "\"delta_ping_mean\":%.2f,\"delta_ping_p95\":%.2f,\"team_diff_mean\":%.2f,"
-               "\"violations\":%zu,\"bytes_per_ticket\":%.1f,\"bytes_total_per_ticket\":%.1f",
+               "\"violations\":%zu,\"bytes_per_ticket\":%.1f,\"bytes_total_per_ticket\":%.1f,"
+               "\"starved_matches\":%zu,\"plain_skill_spread_p95\":%.2f,"
+               "\"plain_delta_ping_p95\":%.2f,\"below_cap_matches\":%zu",
                o.pool, o.mode_name, o.shape, o.seed, tick_ms, cpu_ms, cold_ms, qe.matches,
                qe.tickets, qe.players, qe.spread_mean, qe.spread_p95, qe.dping_mean, qe.dping_p95,
-               qe.team_diff_mean, qe.violations, bytes_per_ticket, total_per_ticket);
+               qe.team_diff_mean, qe.violations, bytes_per_ticket, total_per_ticket,
+               qe.matches - qe.plain_matches, qe.plain_spread_p95, qe.plain_dping_p95,
+               qe.below_matches);
         if (o.naive)
             printf(",\"naive_ms\":%.3f,\"speedup\":%.2f,\"naive_matches\":%zu,"
                    "\"naive_tickets_matched\":%zu,\"naive_skill_spread_p95\":%.2f,"
-                   "\"naive_delta_ping_p95\":%.2f,\"naive_violations\":%zu",
+                   "\"naive_delta_ping_p95\":%.2f,\"naive_violations\":%zu,"
+                   "\"naive_below_cap_matches\":%zu",
                    naive_ms, naive_ms / tick_ms, qn.matches, qn.tickets, qn.spread_p95,
-                   qn.dping_p95, qn.violations);
+                   qn.dping_p95, qn.violations, qn.below_matches);
         printf("}\n");
     }
     exit_code = qe.violations || (o.naive && qn.violations) ? 3 : 0;

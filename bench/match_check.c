@@ -107,6 +107,7 @@ int gf_ref_from_result(const gf_match_result *res, gf_ref_matches *out)
         r->len = m->members_len;
         r->dc_first = (uint32_t)out->ndcs;
         r->dc_len = m->dcs_len;
+        r->starved = m->starved;
         for (uint32_t j = 0; j < m->members_len; j++) {
             out->member[out->members] = m->members[j].ticket;
             out->team[out->members++] = m->members[j].team;
@@ -127,9 +128,27 @@ void gf_ref_matches_free(gf_ref_matches *m)
 }
 
 /* Checks one match; returns true if it breaks a rule. Adds its quality figures. */
+/* Quality figures gathered over the matches. */
+typedef struct figures {
+    double *spread;       /* [matches] */
+    double *spread_plain; /* [matches], of those not formed by the starvation fallback */
+    bool *starved;        /* [matches]: formed by the engine's starvation fallback */
+    bool *below;          /* [matches]: no member's limits are both at their caps */
+    double *dping;        /* [members] */
+    size_t ndping;
+    double *dping_plain; /* [members], of matches not formed by the fallback */
+    size_t ndping_plain;
+    double team_diff;
+} figures;
+
+/* Neither limit of the ticket widens any more: the engine's starvation guard applies. */
+static bool starving(const gf_match_queue *q, const lim *l)
+{
+    return l->gap >= q->curve.skill_cap && l->ping_limit >= (double)q->curve.ping_cap_ms;
+}
+
 static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
-                      const gf_ref_matches *ms, size_t mi, uint8_t *used, double *spread,
-                      double *dping, size_t *ndping, double *team_diff, size_t *shown)
+                      const gf_ref_matches *ms, size_t mi, uint8_t *used, figures *f, size_t *shown)
 {
     const gf_ref_match *m = &ms->m[mi];
     bool bad = false;
@@ -186,7 +205,7 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
         tmin = fmin(tmin, team_total[k]);
         tmax = fmax(tmax, team_total[k]);
     }
-    *team_diff += tmax - tmin;
+    f->team_diff += tmax - tmin;
     /* Each member's own skill limit against every other member. */
     for (uint32_t j = 0; j < m->len; j++) {
         if (fmax(hi - l[j].skill, l[j].skill - lo) > l[j].gap) {
@@ -230,13 +249,20 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
             break;
         }
     }
-    spread[mi] = hi - lo;
+    f->spread[mi] = hi - lo;
+    f->starved[mi] = m->starved;
+    f->below[mi] = true;
+    for (uint32_t j = 0; j < m->len; j++)
+        f->below[mi] &= !starving(&cfg->queues[t[ms->member[m->first + j]].queue], &l[j]);
     uint32_t chosen = ms->dcs[m->dc_first];
     for (uint32_t j = 0; j < m->len; j++) {
         const gf_match_ticket *tk = &t[ms->member[m->first + j]];
         double p = ping_to(tk, chosen);
-        if (!isnan(p))
-            dping[(*ndping)++] = p - best_ping(tk);
+        if (isnan(p))
+            continue;
+        f->dping[f->ndping++] = p - best_ping(tk);
+        if (!f->starved[mi])
+            f->dping_plain[f->ndping_plain++] = p - best_ping(tk);
     }
     return bad;
 }
@@ -245,18 +271,22 @@ void gf_ref_check(const gf_match_config *cfg, const gf_match_ticket *t, size_t n
                   const gf_ref_matches *m, gf_ref_quality *q)
 {
     uint8_t *used = calloc(n + 1, 1);
-    double *spread = malloc((m->n + 1) * sizeof *spread);
-    double *dping = malloc((m->members + 1) * sizeof *dping);
+    figures f = {.spread = malloc((m->n + 1) * sizeof *f.spread),
+                 .spread_plain = malloc((m->n + 1) * sizeof *f.spread_plain),
+                 .starved = malloc((m->n + 1) * sizeof *f.starved),
+                 .below = malloc((m->n + 1) * sizeof *f.below),
+                 .dping = malloc((m->members + 1) * sizeof *f.dping),
+                 .dping_plain = malloc((m->members + 1) * sizeof *f.dping_plain)};
     const char **ids = NULL;
-    size_t ndping = 0, shown = 0, nids = 0;
-    double team_diff = 0;
+    size_t shown = 0, nids = 0;
 
     memset(q, 0, sizeof *q);
-    if (!used || !spread || !dping)
+    if (!used || !f.spread || !f.spread_plain || !f.starved || !f.below || !f.dping ||
+        !f.dping_plain)
         goto out;
     q->matches = m->n;
     for (size_t i = 0; i < m->n; i++) {
-        if (check_one(cfg, t, n, now, m, i, used, spread, dping, &ndping, &team_diff, &shown))
+        if (check_one(cfg, t, n, now, m, i, used, &f, &shown))
             q->violations++;
     }
     for (size_t i = 0; i < n; i++) {
@@ -280,20 +310,33 @@ void gf_ref_check(const gf_match_config *cfg, const gf_match_ticket *t, size_t n
             q->violations++;
         }
     }
-    double s = 0;
-    for (size_t i = 0; i < m->n; i++)
-        s += spread[i];
+    double s = 0, s_plain = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        s += f.spread[i];
+        q->below_matches += f.below[i];
+        if (!f.starved[i]) {
+            s_plain += f.spread[i];
+            f.spread_plain[q->plain_matches++] = f.spread[i];
+        }
+    }
     q->spread_mean = m->n ? s / (double)m->n : 0;
-    q->spread_p95 = p95(spread, m->n);
+    q->spread_p95 = p95(f.spread, m->n);
+    q->plain_spread_mean = q->plain_matches ? s_plain / (double)q->plain_matches : 0;
+    q->plain_spread_p95 = p95(f.spread_plain, q->plain_matches);
     s = 0;
-    for (size_t i = 0; i < ndping; i++)
-        s += dping[i];
-    q->dping_mean = ndping ? s / (double)ndping : 0;
-    q->dping_p95 = p95(dping, ndping);
-    q->team_diff_mean = m->n ? team_diff / (double)m->n : 0;
+    for (size_t i = 0; i < f.ndping; i++)
+        s += f.dping[i];
+    q->dping_mean = f.ndping ? s / (double)f.ndping : 0;
+    q->dping_p95 = p95(f.dping, f.ndping);
+    q->plain_dping_p95 = p95(f.dping_plain, f.ndping_plain);
+    q->team_diff_mean = m->n ? f.team_diff / (double)m->n : 0;
 out:
     free(ids);
     free(used);
-    free(spread);
-    free(dping);
+    free(f.spread);
+    free(f.spread_plain);
+    free(f.starved);
+    free(f.below);
+    free(f.dping);
+    free(f.dping_plain);
 }

@@ -247,6 +247,7 @@ int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
         m->len = k;
         m->dc_first = (uint32_t)out->ndcs;
         m->dc_len = nd;
+        m->starved = false; /* no starvation fallback here */
         for (uint32_t g = 0; g < k; g++) {
             matched[grp[g]] = 1;
             out->member[out->members] = grp[g];

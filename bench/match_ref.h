@@ -23,6 +23,7 @@
 typedef struct gf_ref_match {
     uint32_t first, len;       /* members[first .. first + len) */
     uint32_t dc_first, dc_len; /* dcs[dc_first ..): chosen first, then fallbacks */
+    bool starved;              /* the engine's starvation fallback formed it */
 } gf_ref_match;
 
 typedef struct gf_ref_matches {
@@ -41,6 +42,16 @@ typedef struct gf_ref_quality {
     double spread_mean, spread_p95; /* max - min aggregated skill per match */
     double dping_mean, dping_p95;   /* chosen ping - own best ping, per ticket, ms */
     double team_diff_mean;          /* highest - lowest team total per match */
+    /* The same without the matches the engine's starvation fallback formed (gf_match
+     * .starved: a seed whose limits are at their caps, matched in a wider group where the
+     * naive reference, which has no such fallback, leaves it waiting): the matches both
+     * form by the same nearest-first rule. */
+    size_t plain_matches;
+    double plain_spread_mean, plain_spread_p95;
+    double plain_dping_p95;
+    /* Matches none of whose members is starving (skill gap and ping limit at their caps),
+     * as a second view; few in free-for-all shapes, whose seeds are the oldest tickets. */
+    size_t below_matches;
 } gf_ref_quality;
 
 /* Converts an engine result (copies). */

@@ -257,6 +257,49 @@ static void test_balance_random_small_is_optimal(void **state)
     }
 }
 
+/* Matches of a dense pool have close skills (within a few points at 100k tickets), which
+ * is where exhaustive searches struggle: many splits are almost equally good. Random
+ * tight cases, checked against brute force: 2 teams of 2..5 with parties (the
+ * enumerated splits), and 8v8 with 13..16 tickets (the depth-first search). */
+static void test_balance_tight_skills_are_optimal(void **state)
+{
+    (void)state;
+    srand(23);
+    for (int iter = 0; iter < 600; iter++) {
+        bool big = iter % 100 == 99;
+        int size = big ? 8 : 2 + rand() % 4, teams = 2;
+        double skill[16];
+        uint8_t party[16];
+        int k = 0, left = teams * size;
+        while (left > 0 && k < 16) {
+            int most = big ? (k < 12 ? 1 : 2) : (size < left ? size : left);
+            int p = 1 + rand() % most;
+            p = p > left ? left : p;
+            party[k] = (uint8_t)p;
+            skill[k] = 1500 + (double)rand() / RAND_MAX * 2.0; /* within 2 points */
+            left -= p;
+            k++;
+        }
+        if (left > 0)
+            continue;
+        uint16_t team[16];
+        double diff = 0;
+        gf_err err = gf_match_teams_balance(skill, party, (size_t)k, (uint32_t)teams,
+                                            (uint32_t)size, team, &diff);
+        int scratch[16];
+        double want = brute_best(skill, party, k, teams, size, scratch, 0);
+        if (!isfinite(want)) {
+            assert_int_equal(err, GF_ERR_INVALID);
+            continue;
+        }
+        assert_int_equal(err, GF_OK);
+        double got = check_teams(skill, party, k, teams, size, team, diff);
+        if (fabs(got - want) > 1e-6)
+            fail_msg("iteration %d (k %d): difference %.9f, best possible %.9f", iter, k, got,
+                     want);
+    }
+}
+
 static void test_balance_free_for_all(void **state)
 {
     (void)state;
@@ -326,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_pack_matches_brute_force),
         cmocka_unit_test(test_balance_small_shapes_are_optimal),
         cmocka_unit_test(test_balance_random_small_is_optimal),
+        cmocka_unit_test(test_balance_tight_skills_are_optimal),
         cmocka_unit_test(test_balance_free_for_all),
         cmocka_unit_test(test_balance_large_shape_heuristic),
         cmocka_unit_test(test_balance_refuses_bad_input),

@@ -265,6 +265,7 @@ static void check(const world *w, const gf_match_result *r, unsigned seed)
         assert_true(fabs(m->skill_spread - (hi - lo)) < 1e-6);
         /* Each member's own ping limit at the chosen and every fallback datacenter. */
         double best_total = INFINITY;
+        uint32_t acceptable = 0;
         for (uint32_t d = 0; d < NDC; d++) {
             double total = 0;
             bool ok = true;
@@ -273,8 +274,24 @@ static void check(const world *w, const gf_match_result *r, unsigned seed)
                 ok = !isnan(p) && p <= l[k].plimit;
                 total += ceil(p);
             }
-            if (ok)
+            if (ok) {
                 best_total = fmin(best_total, total);
+                acceptable++;
+            }
+        }
+        /* Every acceptable datacenter is listed (for failover), none twice. */
+        if (m->dcs_len != acceptable)
+            fail_msg("%s: %u datacenters listed, %u acceptable", where, m->dcs_len, acceptable);
+        /* The starvation fallback only forms a match around a seed whose limits are both
+         * at their caps. */
+        if (m->starved) {
+            bool capped = false;
+            for (uint32_t k = 0; k < m->members_len; k++) {
+                const gf_match_queue *q = &w->cfg.queues[w->t[m->members[k].ticket].queue];
+                capped |= l[k].gap >= q->curve.skill_cap && l[k].plimit >= q->curve.ping_cap_ms;
+            }
+            if (!capped)
+                fail_msg("%s: formed by the starvation fallback without a capped member", where);
         }
         for (uint32_t j = 0; j < m->dcs_len; j++) {
             uint32_t d = m->dcs[j].dc;

@@ -232,6 +232,16 @@ static void test_starvation_old_ticket_matched_when_any_group_exists(void **stat
     for (int i = 0; i < 3; i++)
         assert_ptr_equal(fx_match_of(r, o[i]), m);
     assert_null(fx_match_of(r, near));
+    /* The nearest-first walk took `near` and fell short: the fallback formed this one. */
+    assert_true(m->starved);
+    gf_match_result_free(r);
+
+    /* Without `near` in the way the walk itself finds the group: not a fallback match. */
+    F.t[near].queue = 99; /* refused (no such queue), out of the pool */
+    r = fx_tick(&F);
+    m = fx_match_of(r, seed);
+    assert_non_null(m);
+    assert_false(m->starved);
     gf_match_result_free(r);
 }
 

@@ -258,6 +258,98 @@ static void test_each_malformed_ticket_is_refused(void **state)
     }
 }
 
+/* Tickets with several faults get the first one in check order (players before pings;
+ * within a player: id, skill, sigma; within the pings, one ping at a time: datacenter
+ * known, not repeated, value), the same from gf_match_ticket_check() and from a tick,
+ * whose ingest folds the checks together and must still name the first fault. */
+typedef struct multi_case {
+    const char *what;
+    gf_match_ping pings[4];
+    size_t pings_len;
+    double skill0, sigma1;
+    const char *id1;
+    gf_match_bad want;
+} multi_case;
+
+static const multi_case multi_cases[] = {
+    {"repeated datacenter before a NaN ping",
+     {{0, 10}, {0, NAN}},
+     2,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_DUP_DC},
+    {"negative ping before an unknown datacenter",
+     {{0, -1}, {99, 10}},
+     2,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_PING},
+    {"unknown datacenter before a repeat",
+     {{1, 10}, {99, 5}, {1, 5}},
+     3,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_UNKNOWN_DC},
+    {"unknown datacenter with a NaN ping",
+     {{99, NAN}},
+     1,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_UNKNOWN_DC},
+    {"datacenter index far past 63",
+     {{0, 10}, {200, 10}},
+     2,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_UNKNOWN_DC},
+    {"huge ping after a good one", {{0, 10}, {1, 1e300}}, 2, 1500, 50, "p-b", GF_MATCH_BAD_PING},
+    {"infinite ping, then a repeat",
+     {{2, INFINITY}, {2, 5}},
+     2,
+     1500,
+     50,
+     "p-b",
+     GF_MATCH_BAD_PING},
+    {"player 0's skill before player 1's id", {{0, 10}}, 1, NAN, 50, "", GF_MATCH_BAD_SKILL},
+    {"player 1's id before player 1's sigma", {{0, 10}}, 1, 1500, -1, "", GF_MATCH_BAD_PLAYER_ID},
+    {"player 1's sigma before any ping fault", {{99, NAN}}, 1, 1500, -1, "p-b", GF_MATCH_BAD_SIGMA},
+    {"a player fault before a ping fault", {{0, -5}}, 1, INFINITY, 50, "p-b", GF_MATCH_BAD_SKILL},
+    {"all good", {{0, 10}, {3, 12.5}, {1, 0}}, 3, 1500, 50, "p-b", GF_MATCH_BAD_NONE},
+};
+
+static void test_several_faults_give_the_first_reason(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof multi_cases / sizeof multi_cases[0]; c++) {
+        const multi_case *mc = &multi_cases[c];
+        fx_init(&F, GF_MATCH_HYBRID, "5v5");
+        uint32_t i = fx_add(&F, 0, 1000, 1500, 2, "a:20");
+        F.players[i][0].skill = mc->skill0;
+        F.players[i][1].sigma = mc->sigma1;
+        F.players[i][1].id = mc->id1;
+        memcpy(F.pings[i], mc->pings, mc->pings_len * sizeof mc->pings[0]);
+        F.t[i].pings_len = mc->pings_len;
+        gf_match_bad got = gf_match_ticket_check(&F.cfg, &F.t[i], FX_NOW);
+        if (got != mc->want)
+            fail_msg("%s: gf_match_ticket_check says %s, want %s", mc->what, gf_match_bad_str(got),
+                     gf_match_bad_str(mc->want));
+        gf_match_result *r = fx_tick(&F);
+        const gf_match_unmatched *u = fx_unmatched(r, i);
+        assert_non_null(u);
+        gf_match_bad in_tick =
+            u->why == GF_MATCH_WHY_INVALID ? (gf_match_bad)u->bad : GF_MATCH_BAD_NONE;
+        if (in_tick != mc->want)
+            fail_msg("%s: the tick says %s, want %s", mc->what, gf_match_bad_str(in_tick),
+                     gf_match_bad_str(mc->want));
+        gf_match_result_free(r);
+    }
+}
+
 /* Ids of the tickets in matches, as a sorted bit set over the fixture's indices. */
 static void matched_set(const gf_match_result *r, uint8_t *set, size_t n)
 {
@@ -390,6 +482,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_good_ticket_passes),
         cmocka_unit_test(test_each_malformed_ticket_is_refused),
+        cmocka_unit_test(test_several_faults_give_the_first_reason),
         cmocka_unit_test(test_malformed_ticket_changes_nothing),
         cmocka_unit_test(test_duplicate_player_oldest_ticket_keeps_it),
         cmocka_unit_test(test_duplicate_ticket_id),

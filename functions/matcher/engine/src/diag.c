@@ -29,9 +29,25 @@ typedef struct tally {
     uint32_t meas[GF_MATCH_MAX_DCS]; /* ... of whom measured d */
     double skill_excess;             /* smallest excess over a skill limit */
     gf_match_miss skill_miss;
-    double ping_excess[GF_MATCH_MAX_DCS];
-    gf_match_miss ping_miss[GF_MATCH_MAX_DCS];
+    int32_t ping_excess[GF_MATCH_MAX_DCS]; /* ms over a limit: whole numbers, exact */
+    uint32_t ping_who[GF_MATCH_MAX_DCS];   /* rank of the nearest ping miss per datacenter */
 } tally;
+
+/* The nearest ping miss at datacenter dc, from the rank look() remembered: a neighbour's
+ * own limit broken (the ticket's own is handled by judge()). */
+static gf_match_miss ping_miss(const gf_mt_ctx *c, const tally *t, uint32_t dc)
+{
+    gf_match_miss m = {.other = GF_MATCH_NONE, .dc = GF_MATCH_NONE};
+    uint32_t v = t->ping_who[dc];
+    if (v == GF_MT_NONE)
+        return m;
+    m.other = c->cold[v].in;
+    m.dc = dc;
+    m.ping_ms = gf_mt_ping(c, v, dc);
+    m.allowed_ping_ms = c->hot[v].plimit;
+    m.own_limit = false;
+    return m;
+}
 
 static void look(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t u, uint32_t v, tally *t)
 {
@@ -55,26 +71,19 @@ static void look(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t u, uint32_t v
         return;
     }
     t->skill_ok += b->size;
+    /* Counted without branches (which datacenters a neighbour measured and accepts is
+     * unpredictable); only a new nearest ping miss branches. */
+    uint32_t solo = b->size == 1;
     for (uint32_t dc = 0; dc < c->ndc; dc++) {
         uint16_t pb = gf_mt_ping(c, v, dc);
-        if (pb == GF_MATCH_PING_NONE)
-            continue;
-        t->meas[dc] += b->size;
-        if (b->dcmask & (1u << dc)) {
-            t->acc[dc] += b->size;
-            if (b->size == 1)
-                t->solos_at[dc]++;
-            continue;
-        }
-        double excess = (double)pb - bc->plimit;
-        if (excess < t->ping_excess[dc]) {
-            t->ping_excess[dc] = excess;
-            t->ping_miss[dc].other = bc->in;
-            t->ping_miss[dc].dc = dc;
-            t->ping_miss[dc].ping_ms = pb;
-            t->ping_miss[dc].allowed_ping_ms = bc->plimit;
-            t->ping_miss[dc].own_limit = false;
-        }
+        uint32_t measured = pb != GF_MATCH_PING_NONE, accepts = (b->dcmask >> dc) & 1;
+        t->meas[dc] += measured * b->size;
+        t->acc[dc] += accepts * b->size;
+        t->solos_at[dc] += accepts & solo;
+        int32_t excess = (int32_t)pb - (int32_t)b->plimit;
+        bool nearer = (measured & !accepts) & (excess < t->ping_excess[dc]);
+        t->ping_excess[dc] = nearer ? excess : t->ping_excess[dc];
+        t->ping_who[dc] = nearer ? v : t->ping_who[dc];
     }
 }
 
@@ -99,8 +108,8 @@ static void judge(const gf_mt_ctx *c, const uint32_t *um, uint32_t lo, uint32_t 
     if (a->dcmask == 0) {
         out->why = GF_MATCH_WHY_PING;
         out->miss.dc = ac->bestdc;
-        out->miss.ping_ms = a->best;
-        out->miss.allowed_ping_ms = ac->plimit;
+        out->miss.ping_ms = ac->best;
+        out->miss.allowed_ping_ms = a->plimit;
         out->miss.own_limit = true;
         return;
     }
@@ -108,8 +117,8 @@ static void judge(const gf_mt_ctx *c, const uint32_t *um, uint32_t lo, uint32_t 
     t.skill_excess = INFINITY;
     t.skill_miss = none;
     for (uint32_t dc = 0; dc < c->ndc; dc++) {
-        t.ping_excess[dc] = INFINITY;
-        t.ping_miss[dc] = none;
+        t.ping_excess[dc] = INT32_MAX;
+        t.ping_who[dc] = GF_MT_NONE;
     }
     for (uint32_t j = i; j > lo && i - j < w; j--)
         look(c, p, u, um[j - 1], &t);
@@ -148,13 +157,13 @@ static void judge(const gf_mt_ctx *c, const uint32_t *um, uint32_t lo, uint32_t 
     if (best_meas >= need) {
         out->why = GF_MATCH_WHY_PING;
         uint16_t own = gf_mt_ping(c, u, meas_dc);
-        if (own > ac->plimit) {
+        if (own > a->plimit) {
             out->miss.dc = meas_dc;
             out->miss.ping_ms = own;
-            out->miss.allowed_ping_ms = ac->plimit;
+            out->miss.allowed_ping_ms = a->plimit;
             out->miss.own_limit = true;
         } else {
-            out->miss = t.ping_miss[meas_dc];
+            out->miss = ping_miss(c, &t, meas_dc);
         }
         out->miss.players_short = need - t.acc[meas_dc];
         return;
@@ -164,26 +173,12 @@ static void judge(const gf_mt_ctx *c, const uint32_t *um, uint32_t lo, uint32_t 
     out->miss.players_short = need - best_meas;
 }
 
-/* Unmatched entries are in input order: find the one for input index `in`. */
-static gf_match_unmatched *slot_of(gf_match_result *res, uint32_t in)
-{
-    size_t lo = 0, hi = res->unmatched_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (res->unmatched[mid].ticket < in)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < res->unmatched_len && res->unmatched[lo].ticket == in ? &res->unmatched[lo] : NULL;
-}
-
 gf_err gf_mt_diagnose(gf_mt_ctx *c)
 {
     gf_match_result *res = c->res;
     gf_match_miss none = {.other = GF_MATCH_NONE, .dc = GF_MATCH_NONE};
     size_t n_um = 0, n_valid_um = 0;
-    uint32_t *um = NULL;
+    uint32_t *um = NULL, *slot = NULL;
 
     for (size_t i = 0; i < c->n; i++) {
         if (c->bad[i] != GF_MT_IN_MATCH)
@@ -193,15 +188,19 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
     }
     res->unmatched = gf_mt_alloc_result(&c->mem, n_um, sizeof *res->unmatched);
     um = gf_mt_alloc(&c->mem, n_valid_um, sizeof *um);
-    if (!res->unmatched || !um) {
+    /* slot[input index] = its entry in res->unmatched, for the valid ones still waiting */
+    slot = gf_mt_alloc(&c->mem, c->n, sizeof *slot);
+    if (!res->unmatched || !um || !slot) {
         gf_mt_free(&c->mem, um, n_valid_um, sizeof *um);
+        gf_mt_free(&c->mem, slot, c->n, sizeof *slot);
         return GF_ERR_NOMEM;
     }
     for (size_t i = 0; i < c->n; i++) {
         uint8_t b = c->bad[i];
         if (b == GF_MT_IN_MATCH)
             continue;
-        gf_match_unmatched *e = &res->unmatched[res->unmatched_len++];
+        gf_match_unmatched *e = &res->unmatched[res->unmatched_len];
+        slot[i] = (uint32_t)res->unmatched_len++;
         e->ticket = (uint32_t)i;
         e->miss = none;
         e->bad = GF_MATCH_BAD_NONE;
@@ -214,7 +213,7 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
     }
     size_t k = 0;
     for (uint32_t r = 0; r < c->nv; r++) {
-        if (!(c->hot[r].flags & GF_MT_MATCHED))
+        if (gf_mt_alive(c, r))
             um[k++] = r;
     }
     /* One partition at a time: [lo, hi) of um, with its remaining players. */
@@ -222,13 +221,11 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         uint32_t part = c->cold[um[lo]].part, hi = lo, remaining = 0;
         while (hi < k && c->cold[um[hi]].part == part)
             remaining += c->hot[um[hi++]].size;
-        for (uint32_t i = lo; i < hi; i++) {
-            gf_match_unmatched *e = slot_of(res, c->cold[um[i]].in);
-            if (e)
-                judge(c, um, lo, hi, i, remaining, e);
-        }
+        for (uint32_t i = lo; i < hi; i++)
+            judge(c, um, lo, hi, i, remaining, &res->unmatched[slot[c->cold[um[i]].in]]);
         lo = hi;
     }
     gf_mt_free(&c->mem, um, n_valid_um, sizeof *um);
+    gf_mt_free(&c->mem, slot, c->n, sizeof *slot);
     return GF_OK;
 }

@@ -9,18 +9,23 @@
  * refused for its id does not take players away from others.
  *
  * Duplicates are rare, so the work is arranged around the common case. The ingest pass
- * hashed every id (32 bits, see ticket.c). Two bitmaps of 8+ bits per id ("seen", "seen
- * twice") find the ids whose hash bucket is hit more than once — every real duplicate and
- * about 1/8 of the others at worst; the bitmaps fit in the L2 cache, so this is two
- * cheap streaming passes. Only those candidates are radix sorted by hash and compared as
- * strings, so a hash collision never merges two ids.
+ * hashed every id (32 bits, see ticket.c) and stored it with its reference in c->ids,
+ * packed in input order. A first pass over them marks a filter of two bits per bucket,
+ * "seen" and "seen twice" (32 buckets per ticket, about ten per id, so few ids land in a
+ * bucket hit twice); a second collects the ids whose bucket was hit more than once:
+ * every real duplicate and a few percent of the others. Both are tight loops over the
+ * packed array, which keeps the filter in the cache (marking it during ingest instead,
+ * while the caller's tickets stream through, missed the cache on nearly every id). Only
+ * the candidates are radix sorted by hash and compared as strings, so a hash collision
+ * never merges two ids. Ticket ids are settled in a first sweep over the sorted
+ * candidates, player ids in a second.
  * A reference packs (input index << 7 | slot), slot 0 = the ticket id, 1..64 = player.
  */
 #include <string.h>
 
 #include "internal.h"
 
-#define SLOT_BITS 7
+#define SLOT_BITS GF_MT_SLOT_BITS
 #define SLOT_MASK ((1u << SLOT_BITS) - 1)
 
 static const char *ref_str(const gf_match_ticket *in, uint32_t ref)
@@ -34,6 +39,18 @@ static bool older(const gf_match_ticket *in, uint32_t a, uint32_t b)
     if (in[a].queued_ms != in[b].queued_ms)
         return in[a].queued_ms < in[b].queued_ms;
     return a < b;
+}
+
+/* A ticket valid until now is refused: it leaves the valid count and its population. */
+static void refuse(gf_mt_ctx *c, uint32_t t, uint8_t verdict)
+{
+    const gf_mt_tk *k = &c->rec[t];
+    gf_match_pool_stat *ps = &c->res->pools[(size_t)k->queue * c->nreg + k->region];
+    ps->tickets--;
+    ps->players -= k->size;
+    c->bad[t] = verdict;
+    c->nv--;
+    c->res->stats.invalid++;
 }
 
 /* Within refs[lo, hi) (all with the same hash): for each distinct string, every holder
@@ -59,122 +76,104 @@ static void settle(gf_mt_ctx *c, uint32_t *refs, size_t lo, size_t hi, uint8_t v
                 continue;
             uint32_t t = refs[j] >> SLOT_BITS;
             if (t != owner && c->bad[t] == GF_MATCH_BAD_NONE)
-                c->bad[t] = verdict;
+                refuse(c, t, verdict);
             refs[j] = GF_MT_NONE; /* settled */
         }
     }
 }
 
-typedef struct idlist {
-    const uint32_t *hash; /* ticket ids: per input ticket; players: c->hash_stride each */
-    bool players;
-} idlist;
+typedef struct filter {
+    uint64_t *map; /* two bits per bucket: seen, seen twice */
+    size_t words;
+    uint32_t shift; /* bucket = top bits of a multiplicative hash */
+} filter;
 
-enum scan_pass { MARK, COLLECT };
-
-static size_t bucket(uint32_t h, uint32_t shift)
+static size_t bucket(const filter *f, uint32_t h, uint32_t kind)
 {
-    return (size_t)(((uint64_t)h * 0x9e3779b97f4a7c15ull) >> shift);
+    /* The kind is mixed in, so a ticket id and a player id spelled alike rarely share a
+     * bucket (they would only be compared for nothing). */
+    uint64_t x = (uint64_t)h ^ ((uint64_t)kind << 40);
+    return (size_t)((x * 0x9e3779b97f4a7c15ull) >> f->shift);
 }
 
-/* One pass over the ids of every valid ticket, in input order:
- *   MARK     set `seen`, and `twice` for buckets already seen;
- *   COLLECT  write the (hash, reference) of ids in a `twice` bucket to keys/refs.
- * Returns the number collected. */
-static size_t scan(const gf_mt_ctx *c, const idlist *l, enum scan_pass pass, uint64_t *seen,
-                   uint64_t *twice, uint32_t shift, uint64_t *keys, uint32_t *refs)
+static void mark(filter *f, uint32_t h, uint32_t kind)
 {
-    size_t k = 0;
-    for (uint32_t t = 0; t < c->n; t++) {
-        uint32_t np = l->players ? c->np[t] : 1;
-        bool valid = c->bad[t] == GF_MATCH_BAD_NONE;
-        for (uint32_t j = 0; valid && j < np; j++) {
-            uint32_t h = l->players ? l->hash[(size_t)t * c->hash_stride + j] : l->hash[t];
-            uint32_t ref = (t << SLOT_BITS) | (l->players ? j + 1 : 0);
-            size_t b = bucket(h, shift);
-            uint64_t bit = 1ull << (b & 63);
-            bool hit = (twice[b >> 6] & bit) != 0;
-            switch (pass) {
-            case MARK:
-                twice[b >> 6] |= seen[b >> 6] & bit;
-                seen[b >> 6] |= bit;
-                break;
-            case COLLECT:
-                if (hit) {
-                    keys[k] = h;
-                    refs[k++] = ref;
-                }
-                break;
-            }
-        }
-    }
-    return k;
+    size_t b = bucket(f, h, kind);
+    uint64_t *w = &f->map[b >> 5];
+    uint64_t seen = 1ull << (2 * (b & 31));
+    *w |= seen | ((*w & seen) << 1);
 }
 
-static gf_err dedup_kind(gf_mt_ctx *c, const idlist *l, size_t m, uint8_t verdict)
+static bool twice(const filter *f, uint32_t h, uint32_t kind)
 {
-    gf_err err = GF_OK;
-    size_t bits = 4096, ncand = 0;
-    while (bits < 8 * m)
-        bits <<= 1;
-    uint32_t shift = 64 - (uint32_t)__builtin_ctzll(bits);
-    size_t words = bits / 64;
-    uint64_t *seen = gf_mt_zalloc(&c->mem, words, sizeof *seen);
-    uint64_t *twice = gf_mt_zalloc(&c->mem, words, sizeof *twice);
-    uint64_t *keys = NULL, *tkeys = NULL;
-    uint32_t *refs = NULL, *trefs = NULL;
-    if (!seen || !twice) {
-        err = GF_ERR_NOMEM;
-        goto out;
-    }
-    (void)scan(c, l, MARK, seen, twice, shift, NULL, NULL);
-    /* Candidates are a few percent of m; the arrays are sized for all m but only the
-     * candidates are written (untouched pages cost nothing). */
-    keys = gf_mt_alloc(&c->mem, m, sizeof *keys);
-    refs = gf_mt_alloc(&c->mem, m, sizeof *refs);
-    if (!keys || !refs) {
-        err = GF_ERR_NOMEM;
-        goto out;
-    }
-    ncand = scan(c, l, COLLECT, seen, twice, shift, keys, refs);
-    tkeys = gf_mt_alloc(&c->mem, ncand, sizeof *tkeys);
-    trefs = gf_mt_alloc(&c->mem, ncand, sizeof *trefs);
-    if (!tkeys || !trefs) {
-        err = GF_ERR_NOMEM;
-        goto out;
-    }
-    gf_mt_radix_sort(keys, refs, tkeys, trefs, ncand, c->hist);
-    for (size_t lo = 0; lo < ncand;) {
-        size_t hi = lo + 1;
-        while (hi < ncand && keys[hi] == keys[lo])
+    size_t b = bucket(f, h, kind);
+    return (f->map[b >> 5] >> (2 * (b & 31) + 1)) & 1;
+}
+
+/* Settles every group of candidates with the same hash and kind (slot 0 = ticket id). */
+static void settle_kind(gf_mt_ctx *c, const uint64_t *cand, uint32_t *refs, size_t n, bool players)
+{
+    uint8_t verdict = players ? GF_MATCH_BAD_DUP_PLAYER : GF_MATCH_BAD_DUP_TICKET;
+    for (size_t lo = 0; lo < n;) {
+        size_t hi = lo + 1, m = 0;
+        while (hi < n && cand[hi] >> 32 == cand[lo] >> 32)
             hi++;
-        if (hi - lo > 1)
-            settle(c, refs, lo, hi, verdict);
+        for (size_t i = lo; hi - lo > 1 && i < hi; i++) {
+            uint32_t ref = (uint32_t)cand[i];
+            if (((ref & SLOT_MASK) != 0) == players)
+                refs[m++] = ref;
+        }
+        if (m > 1)
+            settle(c, refs, 0, m, verdict);
         lo = hi;
     }
-out:
-    gf_mt_free(&c->mem, keys, m, sizeof *keys);
-    gf_mt_free(&c->mem, tkeys, ncand, sizeof *tkeys);
-    gf_mt_free(&c->mem, refs, m, sizeof *refs);
-    gf_mt_free(&c->mem, trefs, ncand, sizeof *trefs);
-    gf_mt_free(&c->mem, seen, words, sizeof *seen);
-    gf_mt_free(&c->mem, twice, words, sizeof *twice);
-    return err;
 }
 
 gf_err gf_mt_dedup(gf_mt_ctx *c)
 {
-    size_t tickets = 0, players = 0;
-    for (size_t t = 0; t < c->n; t++) {
-        if (c->bad[t] == GF_MATCH_BAD_NONE) {
-            tickets++;
-            players += c->np[t];
-        }
+    gf_err err = GF_OK;
+    size_t m = c->nids, ncand = 0, buckets = 4096;
+    uint64_t *cand = NULL, *tmp = NULL;
+    uint32_t *refs = NULL;
+    filter f = {0};
+
+    if (m < 2)
+        goto out;
+    while (buckets < 32 * c->n)
+        buckets <<= 1;
+    f.shift = 64 - (uint32_t)__builtin_ctzll(buckets);
+    f.words = buckets / 32;
+    f.map = gf_mt_zalloc(&c->mem, f.words, sizeof *f.map);
+    /* Candidates are a few percent of the ids; the array is sized for all of them but
+     * only the candidates are written (untouched pages cost nothing). */
+    cand = gf_mt_alloc(&c->mem, m, sizeof *cand);
+    if (!f.map || !cand) {
+        err = GF_ERR_NOMEM;
+        goto out;
     }
-    idlist ids = {c->hash_ticket, false};
-    gf_err err = tickets > 1 ? dedup_kind(c, &ids, tickets, GF_MATCH_BAD_DUP_TICKET) : GF_OK;
-    if (err != GF_OK)
-        return err;
-    idlist pids = {c->hash_player, true};
-    return players > 1 ? dedup_kind(c, &pids, players, GF_MATCH_BAD_DUP_PLAYER) : GF_OK;
+    for (size_t i = 0; i < m; i++)
+        mark(&f, (uint32_t)(c->ids[i] >> 32), (c->ids[i] & SLOT_MASK) != 0);
+    for (size_t i = 0; i < m; i++) {
+        uint64_t id = c->ids[i];
+        cand[ncand] = id;
+        ncand += twice(&f, (uint32_t)(id >> 32), (id & SLOT_MASK) != 0);
+    }
+    tmp = gf_mt_alloc(&c->mem, ncand, sizeof *tmp);
+    refs = gf_mt_alloc(&c->mem, ncand, sizeof *refs);
+    if (!tmp || !refs) {
+        err = GF_ERR_NOMEM;
+        goto out;
+    }
+    gf_mt_radix_sort_packed(cand, tmp, ncand, 32, 32, c->hist);
+    /* Ticket ids first: a ticket refused for its id then holds no players. */
+    settle_kind(c, cand, refs, ncand, false);
+    settle_kind(c, cand, refs, ncand, true);
+out:
+    gf_mt_free(&c->mem, cand, m, sizeof *cand);
+    gf_mt_free(&c->mem, tmp, ncand, sizeof *tmp);
+    gf_mt_free(&c->mem, refs, ncand, sizeof *refs);
+    gf_mt_free(&c->mem, f.map, f.words, sizeof *f.map);
+    gf_mt_free(&c->mem, c->ids, c->ids_cap, sizeof *c->ids);
+    c->ids = NULL;
+    return err;
 }

@@ -4,13 +4,13 @@
  *
  * Design notes: the caller's tickets are scattered over memory (ids, players, pings in
  * separate arrays), and at 100k tickets reading them is a large share of a tick. So they
- * are read once, in input order: each valid ticket becomes a gf_mt_tk record (aggregated
- * skill, limits at `now`, accepted-datacenter mask, best ping, region) plus a row of
- * pings rounded up to whole milliseconds, and the hashes of its ticket and player ids are
- * taken while their lengths are checked. Nothing after this step reads the input again,
- * except the duplicate check's string comparisons on hash matches and attribute values.
- *
- * Rounding pings up is exact against integer limits: ceil(p) <= L iff p <= L.
+ * are read once, in input order, by gf_mt_ticket_read(), which checks a ticket and in
+ * the same walk hashes its ids, aggregates its skill and rounds its pings into the
+ * ticket's row. Each valid ticket then becomes a gf_mt_tk record (limits at `now`,
+ * accepted-datacenter mask, best ping, region), counted in its (queue, region)
+ * population, and its id hashes are stored for the duplicate check (dup.c). Nothing
+ * after this step reads the input again, except the duplicate check's string
+ * comparisons on hash matches and attribute values.
  */
 #include <math.h>
 #include <string.h>
@@ -33,51 +33,29 @@ static int64_t gap_capped_from(const gf_match_queue *q)
     return ms < (double)GF_MATCH_MAX_AGE_MS ? (int64_t)ms : INT64_MAX;
 }
 
-/* Derives the record and ping row of a valid ticket. */
-static void derive(gf_mt_ctx *c, size_t i, gf_mt_tk *k, uint16_t *row)
+/* The record of a valid ticket from what reading it gave: only the skill gap is left to
+ * compute. */
+static void derive(gf_mt_ctx *c, size_t i, const gf_mt_read *rd, gf_mt_tk *k)
 {
     const gf_match_ticket *t = &c->in[i];
     const gf_match_queue *q = &c->cfg->queues[t->queue];
-    double skill = 0, sigma = 0;
-    gf_match_limits lim;
 
-    gf_match_ticket_skill(q, t, &skill, &sigma);
-    int64_t age = gf_match_ticket_age(t, c->now);
-    if (age >= c->gap_capped_ms[t->queue]) {
-        lim.skill_gap = q->curve.skill_cap;
-        lim.ping_ms =
-            q->mode == GF_MATCH_SBMM ? q->curve.ping_cap_ms : gf_match_rules_ping(&q->curve, age);
-    } else {
-        gf_match_rules_limits(q, age, sigma, &lim);
-    }
-    k->skill = skill;
-    k->gap = lim.skill_gap;
+    if (rd->age >= c->gap_capped_ms[t->queue])
+        k->gap = q->curve.skill_cap;
+    else if (q->mode == GF_MATCH_PING_FIRST)
+        k->gap = INFINITY;
+    else
+        k->gap = gf_match_rules_skill_gap(&q->curve, rd->age, rd->sigma);
+    k->skill = rd->skill;
     k->queued = t->queued_ms < c->now ? t->queued_ms : c->now;
     k->in = (uint32_t)i;
     k->part = 0;
-    k->plimit = (uint16_t)lim.ping_ms;
+    k->plimit = rd->plimit;
     k->size = (uint8_t)t->players_len;
     k->queue = (uint8_t)t->queue;
-    k->dcmask = 0;
-    k->best = GF_MATCH_PING_NONE;
-    k->bestdc = 0;
-    for (uint32_t d = 0; d < c->ndc; d++)
-        row[d] = GF_MATCH_PING_NONE;
-    for (size_t j = 0; j < t->pings_len; j++) {
-        uint32_t d = t->pings[j].dc;
-        /* Validated: finite, 0..5000. An exact ceiling without a libm call (ceil() is one
-         * on baseline x86-64). */
-        double raw = t->pings[j].ms;
-        uint16_t ms = (uint16_t)raw;
-        ms += (double)ms < raw;
-        row[d] = ms;
-        if (ms <= k->plimit)
-            k->dcmask |= 1u << d;
-        if (ms < k->best || (ms == k->best && d < k->bestdc)) {
-            k->best = ms;
-            k->bestdc = (uint8_t)d;
-        }
-    }
+    k->best = rd->best;
+    k->bestdc = rd->bestdc;
+    k->dcmask = rd->dcmask;
     k->region = t->region != GF_MATCH_REGION_AUTO ? (uint8_t)t->region : c->dc_region[k->bestdc];
 }
 
@@ -91,57 +69,76 @@ static void prefetch_ticket(const gf_match_ticket *in, size_t n, size_t i)
         __builtin_prefetch(t->players);
         __builtin_prefetch(t->pings);
         __builtin_prefetch((const char *)t->pings + 64);
+        __builtin_prefetch(t->attrs);
     }
-    if (i + 4 < n) {
-        const gf_match_ticket *t = &in[i + 4];
-        for (size_t j = 0; t->players && j < t->players_len && j < 4; j++)
-            __builtin_prefetch(t->players[j].id);
-    }
+    if (i + 4 < n && in[i + 4].players_len > 0 && in[i + 4].players)
+        __builtin_prefetch(in[i + 4].players[0].id);
+}
+
+/* Room for `more` ids: the array doubles (copied; the old one is freed). */
+static gf_err grow_ids(gf_mt_ctx *c, size_t more)
+{
+    size_t cap = c->ids_cap;
+    while (cap < c->nids + more)
+        cap *= 2;
+    uint64_t *ids = gf_mt_alloc(&c->mem, cap, sizeof *ids);
+    if (!ids)
+        return GF_ERR_NOMEM;
+    memcpy(ids, c->ids, c->nids * sizeof *ids);
+    gf_mt_free(&c->mem, c->ids, c->ids_cap, sizeof *c->ids);
+    c->ids = ids;
+    c->ids_cap = cap;
+    return GF_OK;
 }
 
 gf_err gf_mt_ingest(gf_mt_ctx *c)
 {
-    /* Player hashes at a fixed stride (the largest team size): a ticket with more players
-     * is refused anyway, and no prefix sums or extra pass over the input are needed. */
-    uint32_t stride = 1;
-    for (uint32_t q = 0; q < c->nq; q++) {
-        if ((uint32_t)c->cfg->queues[q].team_size > stride)
-            stride = (uint32_t)c->cfg->queues[q].team_size;
+    gf_err err = GF_OK;
+    for (uint32_t q = 0; q < c->nq; q++)
         c->gap_capped_ms[q] = gap_capped_from(&c->cfg->queues[q]);
-    }
-    c->hash_stride = stride;
     c->minq = INT64_MAX;
-    c->np = gf_mt_alloc(&c->mem, c->n, sizeof *c->np);
+    /* Room for three ids a ticket to start with (a solo player has two; the benchmark's
+     * population averages 2.6 in 5v5); grown by doubling when parties need more. */
+    c->ids_cap = 3 * c->n + 64;
     c->rec = gf_mt_alloc(&c->mem, c->n, sizeof *c->rec);
     c->rec_ping = gf_mt_alloc(&c->mem, c->n * c->ndc, sizeof *c->rec_ping);
-    c->hash_ticket = gf_mt_alloc(&c->mem, c->n, sizeof *c->hash_ticket);
-    c->hash_player = gf_mt_alloc(&c->mem, c->n * stride, sizeof *c->hash_player);
-    if (!c->np || !c->rec || !c->rec_ping || !c->hash_ticket || !c->hash_player)
+    c->ids = gf_mt_alloc(&c->mem, c->ids_cap, sizeof *c->ids);
+    if (!c->rec || !c->rec_ping || !c->ids)
         return GF_ERR_NOMEM;
 
-    uint32_t hashes[1 + GF_MATCH_MAX_TEAM_SIZE];
+    gf_mt_read rd;
     for (size_t i = 0; i < c->n; i++) {
         const gf_match_ticket *t = &c->in[i];
+        uint16_t *row = &c->rec_ping[i * c->ndc];
         prefetch_ticket(c->in, c->n, i);
-        gf_match_bad bad = gf_mt_ticket_check(c->cfg, t, c->now, c->nreg, hashes);
-        c->np[i] = 0;
+        gf_match_bad bad = gf_mt_ticket_read(c->cfg, t, c->now, c->nreg, &rd, row);
         if (bad != GF_MATCH_BAD_NONE) {
             c->bad[i] = (uint8_t)bad;
+            c->res->stats.invalid++;
             continue;
         }
-        /* Valid: players_len <= team_size <= stride. */
-        c->np[i] = (uint8_t)t->players_len;
-        c->hash_ticket[i] = hashes[0];
-        memcpy(&c->hash_player[i * stride], &hashes[1], t->players_len * sizeof hashes[0]);
-        if (gf_match_ticket_age(t, c->now) > c->cfg->queues[t->queue].ttl_ms) {
+        if (rd.age > c->cfg->queues[t->queue].ttl_ms) {
+            /* Expired tickets hold no ids: the duplicate check does not see them. */
             c->bad[i] = GF_MT_EXPIRED;
             c->res->stats.expired++;
             continue;
         }
+        uint32_t np = (uint32_t)t->players_len; /* valid: at most the team size */
         c->bad[i] = GF_MATCH_BAD_NONE;
-        derive(c, i, &c->rec[i], &c->rec_ping[i * c->ndc]);
+        c->nv++;
+        if (c->nids + 1 + np > c->ids_cap && (err = grow_ids(c, 1 + np)) != GF_OK)
+            return err;
+        for (uint32_t j = 0; j <= np; j++)
+            c->ids[c->nids++] = (uint64_t)rd.hash[j] << 32 | (uint32_t)i << GF_MT_SLOT_BITS | j;
+        derive(c, i, &rd, &c->rec[i]);
         if (c->rec[i].queued < c->minq)
             c->minq = c->rec[i].queued;
+        /* Population per (queue, region), counted here rather than in a pass of its own;
+         * a ticket the duplicate check refuses is taken off again (dup.c). */
+        gf_match_pool_stat *ps =
+            &c->res->pools[(size_t)c->rec[i].queue * c->nreg + c->rec[i].region];
+        ps->tickets++;
+        ps->players += np;
     }
     return GF_OK;
 }

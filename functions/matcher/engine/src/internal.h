@@ -6,9 +6,10 @@
  *                rec[n], ...       compact records of valid tickets (ingest.c)
  *   rank order   hot[nv], cold[nv],  valid tickets sorted by (partition, skill or age):
  *                ping[]              neighbours in a partition are neighbours in memory
- *   nxt/prv[nv]                    the unmatched ranks as a doubly linked list: a matched
- *                                  ticket is unlinked in O(1), so walks never revisit it
- *   seeds[nv]                      ranks oldest first
+ *   alive[nv bits]                 the unmatched ranks: a walk finds the next one left or
+ *                                  right with a bit scan (12.5 KB at 100k tickets: it stays
+ *                                  in the L1 cache), so it never revisits a matched ticket
+ *   seeds[nseeds]                  ranks oldest first (those accepting a datacenter)
  *
  * Every allocation goes through gf_mt_alloc/gf_mt_free so the tick can report its
  * memory honestly (peak live bytes and total). One thread owns a context.
@@ -19,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "gamefn/match/config.h"
 #include "gamefn/match/group.h"
@@ -31,7 +33,7 @@
 #define GF_MT_EXPIRED   0xFE /* bad[] value: valid but past its TTL */
 #define GF_MT_IN_MATCH  0xFD /* bad[] value: valid and matched in this tick */
 #define GF_MT_PART_BITS 20   /* partition ids in a sort key */
-#define GF_MT_MATCHED   0x01 /* gf_mt_hot.flags */
+#define GF_MT_SLOT_BITS 7    /* id references: input index << 7 | slot */
 
 /* ---- counting allocator ----------------------------------------------------- */
 
@@ -55,15 +57,14 @@ void gf_mt_ws_unref(gf_match_workspace *ws);
 
 /* ---- tick state ---------------------------------------------------------------- */
 
-/* What the search's walk reads for every candidate: 24 bytes, so a window of neighbours
- * spans few cache lines. Rank order. */
+/* What the search reads for every candidate and member: 24 bytes, so a window of
+ * neighbours spans few cache lines. Rank order. */
 typedef struct gf_mt_hot {
     double skill;    /* aggregated */
     double gap;      /* allowed skill gap now; +INFINITY = skill ignored */
     uint32_t dcmask; /* datacenters it accepts now */
-    uint16_t best;   /* lowest measured ping, ms (rounded up) */
+    uint16_t plimit; /* allowed ping now, ms */
     uint8_t size;    /* players */
-    uint8_t flags;   /* GF_MT_MATCHED */
 } gf_mt_hot;
 
 /* The rest of a valid ticket's state, in rank order: read once per seed and member. */
@@ -71,7 +72,7 @@ typedef struct gf_mt_cold {
     int64_t queued; /* queue time, at most now */
     uint32_t in;    /* input index */
     uint32_t part;
-    uint16_t plimit; /* allowed ping now, ms */
+    uint16_t best; /* lowest measured ping, ms (rounded up) */
     uint8_t queue;
     uint8_t bestdc;
 } gf_mt_cold;
@@ -114,14 +115,15 @@ typedef struct gf_mt_ctx {
     int64_t gap_capped_ms[GF_MATCH_MAX_QUEUES]; /* from this age on, a queue's skill gap is
                                                    its cap (skips pow); INT64_MAX = never */
 
-    uint32_t *hist;        /* radix sort histograms (gf_mt_radix_scratch()) */
-    uint8_t *bad;          /* [n] */
-    uint8_t *np;           /* [n] players per ticket (0 if absurd), for the dedup scans */
-    gf_mt_tk *rec;         /* [n] ingest records, input order (valid tickets only) */
-    uint16_t *rec_ping;    /* [n * ndc] */
-    uint32_t *hash_ticket; /* [n] hashes of ticket ids */
-    uint32_t *hash_player; /* [n * hash_stride] hashes of player ids, input order */
-    uint32_t hash_stride;  /* largest team size */
+    uint32_t *hist;     /* radix sort histograms (gf_mt_radix_scratch()) */
+    uint8_t *bad;       /* [n] */
+    gf_mt_tk *rec;      /* [n] ingest records, input order (valid tickets only) */
+    uint16_t *rec_ping; /* [n * ndc] */
+    uint64_t *ids;      /* [nids] the ids of valid tickets, input order, each as
+                           hash << 32 | input index << GF_MT_SLOT_BITS | slot (0: the
+                           ticket id, 1..64: a player) */
+    size_t ids_cap;
+    size_t nids;
 
     uint32_t nv;
     gf_mt_hot *hot;   /* [nv] rank order */
@@ -130,10 +132,13 @@ typedef struct gf_mt_ctx {
     uint16_t *ping;   /* [nv * ndc], GF_MATCH_PING_NONE = not measured */
     gf_mt_part *parts;
     uint32_t nparts;
+    uint64_t *keys; /* [nv] rank-order keys of the valid tickets, input order (merge.c) */
 
-    uint32_t *nxt, *prv; /* [nv] */
-    uint32_t *seeds;     /* [nv] */
-    uint32_t window;     /* candidates per seed and datacenter */
+    uint64_t *alive; /* [alive_words]: bit r = rank r is not matched yet */
+    size_t alive_words;
+    uint32_t *seeds; /* [nseeds] ranks that accept a datacenter, oldest first */
+    uint32_t nseeds;
+    uint32_t window; /* candidates per seed and datacenter */
 
     gf_match_result *res;
     size_t matches_cap;
@@ -151,19 +156,34 @@ bool gf_mt_queue_check(const gf_match_queue *q, const char **key, char *why, siz
 /* ingest.c: validation, expiry, records and id hashes, in one pass over the input. */
 gf_err gf_mt_ingest(gf_mt_ctx *c);
 
-/* ticket.c: the checks of gf_match_ticket_check(); when hashes is non-NULL it also gets
- * a 32-bit hash of the ticket id (hashes[0]) and of each player id (hashes[1..]), taken
- * right after their lengths are checked (valid tickets only). */
-gf_match_bad gf_mt_ticket_check(const gf_match_config *cfg, const gf_match_ticket *t,
-                                int64_t now_ms, size_t nregions, uint32_t *hashes);
+/* What reading a ticket yields besides its verdict (ticket.c). */
+typedef struct gf_mt_read {
+    uint32_t hash[1 + GF_MATCH_MAX_TEAM_SIZE]; /* ticket id, then each player id */
+    double skill, sigma;                       /* aggregated as gf_match_ticket_skill() */
+    int64_t age;                               /* ms in queue at now */
+    uint32_t dcmask;                           /* datacenters within plimit */
+    uint16_t plimit;                           /* its ping limit at now (its mode's) */
+    uint16_t best;                             /* lowest ping, ms rounded up */
+    uint8_t bestdc;                            /* its datacenter (lowest index on ties) */
+} gf_mt_read;
+
+/* ticket.c: the checks of gf_match_ticket_check(), in the same order with the same
+ * verdict, and for a valid ticket also *out and row[0..ndc) (pings rounded up, or
+ * GF_MATCH_PING_NONE). On a refusal *out and row hold partial values. */
+gf_match_bad gf_mt_ticket_read(const gf_match_config *cfg, const gf_match_ticket *t, int64_t now_ms,
+                               size_t nregions, gf_mt_read *out, uint16_t *row);
 
 /* dup.c: refuses repeated ticket ids and players held by several tickets (the oldest
- * holder keeps them) among tickets whose bad[] is NONE. */
+ * holder keeps them), from the id hashes ingest stored in c->ids; frees them. */
 gf_err gf_mt_dedup(gf_mt_ctx *c);
 
-/* sort.c: stable LSD radix sort of keys[] carrying vals[]; tmp arrays of n entries;
- * hist: gf_mt_radix_scratch() bytes (c->hist). n < 2^32. */
+/* sort.c: stable LSD radix sorts; tmp arrays of n entries; hist: gf_mt_radix_scratch()
+ * bytes (c->hist). n < 2^32.
+ * _packed: a[] by bits [lo, lo + bits) of each word (the rest is payload);
+ * the other: keys[] (all 64 bits) carrying vals[]. */
 size_t gf_mt_radix_scratch(void);
+void gf_mt_radix_sort_packed(uint64_t *a, uint64_t *tmp, size_t n, unsigned lo, unsigned bits,
+                             uint32_t *hist);
 void gf_mt_radix_sort(uint64_t *keys, uint32_t *vals, uint64_t *tmp_keys, uint32_t *tmp_vals,
                       size_t n, uint32_t *hist);
 
@@ -181,6 +201,63 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c);
 
 /* Mutual skill test of two tickets, and attribute equality when the partition asks. */
 bool gf_mt_attrs_equal(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t in_a, uint32_t in_b);
+
+static inline bool gf_mt_alive(const gf_mt_ctx *c, uint32_t r)
+{
+    return (c->alive[r >> 6] >> (r & 63)) & 1;
+}
+
+/* The first unmatched rank in (r, hi), or GF_MT_NONE. */
+static inline uint32_t gf_mt_next_alive(const gf_mt_ctx *c, uint32_t r, uint32_t hi)
+{
+    uint32_t from = r + 1;
+    if (from >= hi)
+        return GF_MT_NONE;
+    size_t w = from >> 6, last = (size_t)(hi - 1) >> 6;
+    uint64_t bits = c->alive[w] & (~0ull << (from & 63));
+    while (!bits) {
+        if (++w > last)
+            return GF_MT_NONE;
+        bits = c->alive[w];
+    }
+    uint32_t found = (uint32_t)(w << 6) + (uint32_t)__builtin_ctzll(bits);
+    return found < hi ? found : GF_MT_NONE;
+}
+
+/* The last unmatched rank in [lo, r), or GF_MT_NONE. */
+static inline uint32_t gf_mt_prev_alive(const gf_mt_ctx *c, uint32_t r, uint32_t lo)
+{
+    if (r <= lo)
+        return GF_MT_NONE;
+    uint32_t from = r - 1;
+    size_t w = from >> 6, first = lo >> 6;
+    uint64_t bits = c->alive[w] & (~0ull >> (63 - (from & 63)));
+    while (!bits) {
+        if (w-- == first)
+            return GF_MT_NONE;
+        bits = c->alive[w];
+    }
+    uint32_t found = (uint32_t)(w << 6) + 63 - (uint32_t)__builtin_clzll(bits);
+    return found >= lo ? found : GF_MT_NONE;
+}
+
+/* The rank order of a valid ticket: its partition in the top GF_MT_PART_BITS bits, then
+ * the order-preserving bits of its skill double (truncated: ties only between skills
+ * within ~1e-10 of each other), or its queue time in a FIFO partition. */
+static inline uint64_t gf_mt_order_key(const gf_mt_ctx *c, const gf_mt_tk *k, bool by_time)
+{
+    uint64_t order = 0;
+    if (by_time) {
+        order = (uint64_t)(k->queued - c->minq); /* < 2^40 */
+    } else {
+        double skill = k->skill;
+        memcpy(&order, &skill, sizeof order);
+        /* IEEE-754 to an unsigned integer with the same order. */
+        order = (order & 0x8000000000000000ull) ? ~order : (order | 0x8000000000000000ull);
+        order >>= GF_MT_PART_BITS;
+    }
+    return ((uint64_t)k->part << (64 - GF_MT_PART_BITS)) | order;
+}
 
 static inline uint16_t gf_mt_ping(const gf_mt_ctx *c, uint32_t rank, uint32_t dc)
 {

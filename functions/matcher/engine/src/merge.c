@@ -199,14 +199,8 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         err = GF_ERR_NOMEM;
         goto out;
     }
-    for (size_t i = 0; i < c->n; i++) {
-        if (c->bad[i] != GF_MATCH_BAD_NONE)
-            continue;
-        const gf_mt_tk *k = &c->rec[i];
-        gf_match_pool_stat *ps = &pools[(size_t)k->queue * c->nreg + k->region];
-        ps->tickets++;
-        ps->players += k->size;
-    }
+    /* pools[] holds the population already: ingest counted it (dup.c took the refused
+     * tickets off). */
     for (uint32_t q = 0; q < c->nq; q++) {
         if (playlist[q] == GF_MT_NONE)
             continue;
@@ -223,7 +217,12 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         }
     }
 
-    for (size_t i = 0; i < c->n; i++) {
+    c->keys = gf_mt_alloc(&c->mem, c->nv, sizeof *c->keys);
+    if (!c->keys) {
+        err = GF_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0, v = 0; i < c->n; i++) {
         if (c->bad[i] != GF_MATCH_BAD_NONE)
             continue;
         gf_mt_tk *k = &c->rec[i];
@@ -238,6 +237,8 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         k->part = part;
         c->parts[part].count++;
         c->parts[part].players += k->size;
+        /* The rank-order key, while the record is at hand (layout.c sorts these). */
+        c->keys[v++] = gf_mt_order_key(c, k, pool_fifo[pool]);
     }
     c->res->stats.partitions = c->nparts;
     /* Trim to nparts entries: the tick frees c->parts as nparts entries. */

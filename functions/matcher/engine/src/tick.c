@@ -34,8 +34,8 @@ static const char *const why_names[GF_MATCH_WHY__COUNT] = {
     [GF_MATCH_WHY_SHAPE] = "shape",
 };
 
-const char *const gf_match_phase_names[GF_MATCH_PHASES] = {"validate", "partition", "layout",
-                                                           "search", "diagnose"};
+const char *const gf_match_phase_names[GF_MATCH_PHASES] = {"ingest", "dedup",  "partition",
+                                                           "layout", "search", "diagnose"};
 
 /* Thread CPU time in ms; only for stats.phase_ms. */
 static double cpu_ms(void)
@@ -97,25 +97,25 @@ static gf_err alloc_output(gf_mt_ctx *c, result_box *box)
 static void free_scratch(gf_mt_ctx *c)
 {
     size_t cells = (size_t)c->nv * c->ndc;
-    gf_mt_free(&c->mem, c->seeds, c->nv, sizeof *c->seeds);
-    gf_mt_free(&c->mem, c->nxt, c->nv, sizeof *c->nxt);
-    gf_mt_free(&c->mem, c->prv, c->nv, sizeof *c->prv);
+    gf_mt_free(&c->mem, c->seeds, c->nseeds, sizeof *c->seeds);
+    gf_mt_free(&c->mem, c->alive, c->alive_words, sizeof *c->alive);
+    c->alive = NULL;
     gf_mt_free(&c->mem, c->ping, cells, sizeof *c->ping);
     gf_mt_free(&c->mem, c->cold, c->nv, sizeof *c->cold);
     gf_mt_free(&c->mem, c->hot, c->nv, sizeof *c->hot);
     c->hot = NULL;
     c->cold = NULL;
     gf_mt_free(&c->mem, c->parts, c->nparts, sizeof *c->parts);
+    gf_mt_free(&c->mem, c->keys, c->nv, sizeof *c->keys);
+    c->keys = NULL;
     gf_mt_free(&c->mem, c->rec, c->n, sizeof *c->rec);
     gf_mt_free(&c->mem, c->rec_ping, c->n * c->ndc, sizeof *c->rec_ping);
-    gf_mt_free(&c->mem, c->hash_ticket, c->n, sizeof *c->hash_ticket);
-    gf_mt_free(&c->mem, c->hash_player, c->n * c->hash_stride, sizeof *c->hash_player);
+    gf_mt_free(&c->mem, c->ids, c->ids_cap, sizeof *c->ids);
     gf_mt_free(&c->mem, c->bad, c->n, sizeof *c->bad);
-    gf_mt_free(&c->mem, c->np, c->n, sizeof *c->np);
     gf_mt_free(&c->mem, c->hist, gf_mt_radix_scratch(), 1);
-    c->np = NULL;
     c->hist = NULL;
-    c->seeds = c->nxt = c->prv = c->hash_ticket = c->hash_player = NULL;
+    c->seeds = NULL;
+    c->ids = NULL;
     c->ping = c->rec_ping = NULL;
     c->rec = NULL;
     c->parts = NULL;
@@ -186,25 +186,19 @@ gf_err gf_match_tick_ws(gf_match_workspace *ws, const gf_match_config *cfg,
     double *phase = c.res->stats.phase_ms;
     if ((err = gf_mt_ingest(&c)) != GF_OK)
         goto out;
-    if ((err = gf_mt_dedup(&c)) != GF_OK)
-        goto out;
-    gf_mt_free(&c.mem, c.hash_ticket, c.n, sizeof *c.hash_ticket);
-    gf_mt_free(&c.mem, c.hash_player, c.n * c.hash_stride, sizeof *c.hash_player);
-    c.hash_ticket = c.hash_player = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (c.bad[i] == GF_MATCH_BAD_NONE)
-            c.nv++;
-        else if (c.bad[i] != GF_MT_EXPIRED)
-            c.res->stats.invalid++;
-    }
-    c.res->stats.tickets = n;
     t1 = cpu_ms();
     phase[0] = t1 - t0;
+    t0 = t1;
+    if ((err = gf_mt_dedup(&c)) != GF_OK)
+        goto out;
+    c.res->stats.tickets = n;
+    t1 = cpu_ms();
+    phase[1] = t1 - t0;
     t0 = t1;
     if ((err = gf_mt_partition(&c)) != GF_OK)
         goto out;
     t1 = cpu_ms();
-    phase[1] = t1 - t0;
+    phase[2] = t1 - t0;
     t0 = t1;
     for (uint32_t p = 0; p < c.nparts; p++) {
         uint32_t need = 2u * c.parts[p].teams * c.parts[p].team_size;
@@ -214,18 +208,18 @@ gf_err gf_match_tick_ws(gf_match_workspace *ws, const gf_match_config *cfg,
     if ((err = gf_mt_layout(&c)) != GF_OK)
         goto out;
     t1 = cpu_ms();
-    phase[2] = t1 - t0;
+    phase[3] = t1 - t0;
     t0 = t1;
     if ((err = alloc_output(&c, box)) != GF_OK)
         goto out;
     if ((err = gf_mt_search(&c)) != GF_OK)
         goto out;
     t1 = cpu_ms();
-    phase[3] = t1 - t0;
+    phase[4] = t1 - t0;
     t0 = t1;
     if ((err = gf_mt_diagnose(&c)) != GF_OK)
         goto out;
-    phase[4] = cpu_ms() - t0;
+    phase[5] = cpu_ms() - t0;
 
 out:
     free_scratch(&c);

@@ -75,6 +75,8 @@ typedef struct gf_match {
     uint32_t queue;           /* queue of the seed ticket (members may come from its playlist) */
     uint32_t region;          /* region of the chosen datacenter, dcs[0] */
     bool merged;              /* formed in a merged (low-population) pool */
+    bool starved;             /* formed by the starvation fallback: its seed's limits no
+                                 longer widen and the nearest-first walk fell short */
     gf_match_member *members; /* grouped by team, team 0 first */
     uint32_t members_len;
     gf_match_dc_choice *dcs; /* every acceptable datacenter, best first; dcs[0] chosen */
@@ -102,7 +104,7 @@ typedef struct gf_match_unmatched {
     gf_match_miss miss;
 } gf_match_unmatched;
 
-#define GF_MATCH_PHASES 5
+#define GF_MATCH_PHASES 6
 extern const char *const gf_match_phase_names[GF_MATCH_PHASES];
 
 /* Population and merge state of one (queue, region). */
@@ -122,7 +124,7 @@ typedef struct gf_match_stats {
     size_t bytes_peak;      /* most engine memory live at once during the tick */
     size_t bytes_total;     /* everything the tick allocated, summed */
     /* Thread CPU time per phase, ms (for benchmarks; not part of the decision):
-     * validate+dedup, partition, layout (sorts), search, diagnose. */
+     * ingest (validation), dedup, partition, layout (sorts), search, diagnose. */
     double phase_ms[GF_MATCH_PHASES];
 } gf_match_stats;
 

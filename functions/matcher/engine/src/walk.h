@@ -1,0 +1,71 @@
+/*
+ * walk.h — the candidate walk of the search and the group it grows (walk.c), private to
+ * the engine. search.c drives them seed by seed.
+ *
+ * A group (gf_mt_grp) is kept valid for every member as it grows: its skill range lies
+ * inside every member's own [skill - gap, skill + gap], some datacenter is accepted by
+ * every member (common), and the parties still pack into the shape. One thread owns a
+ * group; all memory is the caller's.
+ */
+#ifndef GAMEFN_MATCH_WALK_H
+#define GAMEFN_MATCH_WALK_H
+
+#include "internal.h"
+
+/* The scalars of a group: what the walk keeps in registers. */
+typedef struct gf_mt_grp_state {
+    double lo, hi;       /* skill range of the members */
+    double minlo, maxhi; /* intersection of the members' own windows */
+    /* Two-team shapes: bit a set = the parties (2+ players) can put exactly a players in
+     * team A (a <= team_size); party_sum = their players. */
+    uint64_t reach;
+    uint32_t party_sum;
+    uint32_t len, players;
+    uint32_t common;  /* datacenters every member accepts */
+    uint32_t common0; /* the mask the group started from */
+} gf_mt_grp_state;
+
+typedef struct gf_mt_grp {
+    gf_mt_grp_state st;
+    uint32_t rank[GF_MATCH_MAX_PLAYERS]; /* [st.len] */
+    uint32_t by_size[GF_MATCH_MAX_TEAM_SIZE + 1];
+} gf_mt_grp;
+
+/* Per-tick buffers sized by the window (heap, not stack: windows may be 4096). */
+typedef struct gf_mt_scratch {
+    uint32_t *cand;   /* [window] candidates the greedy walk passed over */
+    uint32_t *all;    /* [window + players] fallback candidates */
+    uint32_t *suffix; /* [window + players + 1] */
+    double *key;      /* [window + players] */
+    size_t cap;       /* window + players */
+} gf_mt_scratch;
+
+typedef struct gf_mt_shape {
+    uint32_t teams, team_size, players;
+    bool two;       /* two teams of at most 63: the bitset packing test applies */
+    uint64_t below; /* bits 0..team_size */
+} gf_mt_shape;
+
+gf_mt_shape gf_mt_shape_of(const gf_mt_part *p);
+
+/* A group of the seed alone, accepting the seed's datacenters within mask. */
+void gf_mt_grp_init(gf_mt_grp *g, const gf_mt_hot *s, uint32_t rank, const gf_mt_shape *sh,
+                    uint32_t mask);
+
+/* Walks the partition outward from seed s, closest first (by skill, or by queue time in
+ * FIFO partitions), over unmatched tickets that accept one of the group's datacenters
+ * and are mutually skill-compatible with s (and share its match attributes). Each one is
+ * offered to the greedy group *g; the ones it does not take are kept in cand[] (up to
+ * c->window) for the fallback. Stops when the group is full, when both sides are out of
+ * reach, or after 4 x window entries. Returns the number kept in cand[];
+ * *cand_players = their players. */
+uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
+                    const gf_mt_shape *sh, uint32_t *cand, uint32_t *cand_players);
+
+/* The starvation fallback for a seed whose limits no longer widen, after the greedy walk
+ * left *g short: a bounded exhaustive search over everything the walk saw in closeness
+ * order, then greedy oldest first. True if a full valid group was found (in *g). */
+bool gf_mt_fallback(gf_mt_ctx *c, const gf_mt_scratch *x, uint32_t s, const gf_mt_part *p,
+                    gf_mt_grp *g, uint32_t n, uint32_t cand_players, const gf_mt_shape *sh);
+
+#endif
