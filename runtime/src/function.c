@@ -3,8 +3,9 @@
  *
  * Design notes:
  * - SIGTERM and SIGINT are blocked before any thread exists (nats.c starts its
- *   threads on connect) and the main thread takes them with sigtimedwait(). No
- *   async signal handler runs, so shutdown is ordinary code on one thread.
+ *   threads on connect); one signal thread takes them with sigwait(), sets the
+ *   stop flag (which the connect and provisioning loops poll) and wakes the main
+ *   thread. No async signal handler runs, so shutdown is ordinary code.
  * - Shutdown order: stop taking new work on every endpoint (drain request and
  *   tick subscriptions, let pull threads finish and ack their batch), then fini,
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
@@ -304,7 +305,8 @@ static int run(gf_fn *fn, sem_t *wake)
 
     atomic_store(&gf_stop_requested, 1);
     int64_t deadline = gf_now_mono_ms() + rc->drain_timeout_ms;
-    if (!stop_endpoints(fn, deadline))
+    bool abandoned = !stop_endpoints(fn, deadline);
+    if (abandoned)
         code = EXIT_FAILURE_RUN;
     if (fn->def->fini)
         fn->def->fini(fn);
@@ -313,7 +315,7 @@ static int run(gf_fn *fn, sem_t *wake)
     int64_t left = deadline - gf_now_mono_ms();
     gf_conn_close(fn->conn, left > 100 ? left : 100);
     fn->conn = NULL;
-    if (code == EXIT_FAILURE_RUN && atomic_load(&gf_stop_requested)) {
+    if (abandoned) {
         /* A handler thread is still running and uses fn: do not free under it. */
         fflush(stderr);
         _exit(EXIT_FAILURE_RUN);
@@ -335,7 +337,8 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     if (flag_code >= 0)
         return flag_code;
 
-    /* Block the stop signals before any thread exists, so only sigtimedwait sees them. */
+    /* Block the stop signals before any thread exists, so only the signal thread's
+     * sigwait() sees them. */
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
