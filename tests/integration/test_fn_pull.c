@@ -73,6 +73,16 @@ static bool consumer_settled(gf_fnenv *env, void *arg)
     return settled;
 }
 
+static bool consumer_has_ack_pending(gf_fnenv *env, void *arg)
+{
+    jsConsumerInfo *ci = NULL;
+    if (js_GetConsumerInfo(&ci, env->js, "TEST_JOBS", "worker", NULL, NULL) != NATS_OK)
+        return false;
+    bool pending = ci->NumAckPending > 0;
+    jsConsumerInfo_Destroy(ci);
+    return pending;
+}
+
 static void publish_jobs(gf_fnenv *env, int from, int to, const char *mode)
 {
     for (int i = from; i < to; i++) {
@@ -243,6 +253,26 @@ static void sigterm_finishes_and_acks_what_it_holds(void **state)
     gf_fnenv_free(&env);
 }
 
+static void stuck_handler_is_abandoned_at_the_drain_deadline(void **state)
+{
+    gf_fnenv env;
+    gf_proc w = {0};
+    /* The handler takes 20 s; the drain deadline is 5 s (fn_support's config). */
+    assert_int_equal(gf_fnenv_start(&env, "  test-worker:\n    delay: 20s\n"), 0);
+    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "stuck", pull_env), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "stuck", 10000));
+    publish_jobs(&env, 0, 1, NULL);
+    assert_true(gf_fnenv_eventually(consumer_has_ack_pending, &env, NULL, 10000));
+    gf_proc_signal(&w, SIGTERM);
+    /* Gone well before the handler could have finished, with exit code 1. */
+    assert_int_equal(gf_proc_wait(&w, 12000), 0);
+    assert_true(gf_proc_exited_with(&w, 1));
+    tally t = {.max = 1};
+    count(&env, &t);
+    assert_int_equal(t.total, 0); /* never recorded, so JetStream will redeliver it */
+    gf_fnenv_free(&env);
+}
+
 static void pulls_resume_after_nats_restarts(void **state)
 {
     gf_fnenv env;
@@ -277,6 +307,7 @@ int main(void)
         cmocka_unit_test(in_progress_keeps_a_long_job_from_redelivery),
         cmocka_unit_test(sigkill_hands_unacked_work_to_another_worker),
         cmocka_unit_test(sigterm_finishes_and_acks_what_it_holds),
+        cmocka_unit_test(stuck_handler_is_abandoned_at_the_drain_deadline),
         cmocka_unit_test(pulls_resume_after_nats_restarts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
