@@ -67,7 +67,8 @@ typedef struct world {
 
 static world W;
 
-static const char *const shapes[] = {"1v1", "2v2", "3v3", "5v5", "4v4v4", "ffa6", "2v2v2v2"};
+static const char *const shapes[] = {"1v1",  "2v2",     "3v3",   "5v5", "4v4v4",
+                                     "ffa6", "2v2v2v2", "ffa16", "6v6"};
 
 static void make_world(rng *r, world *w)
 {
@@ -77,7 +78,7 @@ static void make_world(rng *r, world *w)
     memset(w, 0, sizeof *w);
     for (int i = 0; i < NDC; i++)
         w->dcs[i] = (gf_match_dc){dc_names[i], regions[i]};
-    const char *shape = shapes[pick(r, 7)];
+    const char *shape = shapes[pick(r, (int)(sizeof shapes / sizeof shapes[0]))];
     int nq = 1 + pick(r, 3);
     bool playlist = pick(r, 2);
     bool attrs = pick(r, 4) == 0;

@@ -6,6 +6,7 @@
  *                rec[n], ...       compact records of valid tickets (ingest.c)
  *   rank order   hot[nv], cold[nv],  valid tickets sorted by (partition, skill or age):
  *                ping[]              neighbours in a partition are neighbours in memory
+ *                                    (a ping row is padded to a multiple of 8 datacenters)
  *   alive[nv bits]                 the unmatched ranks: a walk finds the next one left or
  *                                  right with a bit scan (12.5 KB at 100k tickets: it stays
  *                                  in the L1 cache), so it never revisits a matched ticket
@@ -34,6 +35,7 @@
 #define GF_MT_IN_MATCH  0xFD /* bad[] value: valid and matched in this tick */
 #define GF_MT_PART_BITS 20   /* partition ids in a sort key */
 #define GF_MT_SLOT_BITS 7    /* id references: input index << 7 | slot */
+#define GF_MT_LANES     8    /* datacenters per vector of 16-bit lanes (diag.c) */
 
 /* ---- counting allocator ----------------------------------------------------- */
 
@@ -129,7 +131,9 @@ typedef struct gf_mt_ctx {
     gf_mt_hot *hot;   /* [nv] rank order */
     gf_mt_cold *cold; /* [nv] rank order */
     int64_t minq;     /* oldest queue time among valid tickets */
-    uint16_t *ping;   /* [nv * ndc], GF_MATCH_PING_NONE = not measured */
+    uint16_t *ping;   /* [nv * pstride], GF_MATCH_PING_NONE = not measured (and in the
+                         padding: a row is a whole number of 8-lane vectors, diag.c) */
+    uint32_t pstride; /* ndc rounded up to a multiple of GF_MT_LANES */
     gf_mt_part *parts;
     uint32_t nparts;
     uint64_t *keys; /* [nv] rank-order keys of the valid tickets, input order (merge.c) */
@@ -261,7 +265,7 @@ static inline uint64_t gf_mt_order_key(const gf_mt_ctx *c, const gf_mt_tk *k, bo
 
 static inline uint16_t gf_mt_ping(const gf_mt_ctx *c, uint32_t rank, uint32_t dc)
 {
-    return c->ping[(size_t)rank * c->ndc + dc];
+    return c->ping[(size_t)rank * c->pstride + dc];
 }
 
 #endif

@@ -16,7 +16,10 @@
  *    radix sort), so the order is exactly that of a stable sort on the full key.
  *  - The ingest records are then copied into rank order (random reads, prefetched a few
  *    entries ahead), so a seed's window of neighbours is a run of adjacent memory; the
- *    input-order copies are freed. Rank-order state is split in two 24-byte records:
+ *    input-order copies are freed. A rank's ping row is padded to a multiple of
+ *    GF_MT_LANES datacenters (with GF_MATCH_PING_NONE), so the diagnosis can read it as
+ *    whole vectors; with 8 datacenters it is not padded at all. Rank-order state is
+ *    split in two 24-byte records:
  *    what the walk reads for every candidate (gf_mt_hot) and what is read once per seed
  *    or member (gf_mt_cold). Seeds come in age order, at random ranks, so fewer cache
  *    lines per window matter.
@@ -140,7 +143,8 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
 
     c->cold = gf_mt_alloc(&c->mem, nv, sizeof *c->cold);
     c->hot = gf_mt_alloc(&c->mem, nv, sizeof *c->hot);
-    c->ping = gf_mt_alloc(&c->mem, nv * c->ndc, sizeof *c->ping);
+    c->pstride = (c->ndc + GF_MT_LANES - 1) / GF_MT_LANES * GF_MT_LANES;
+    c->ping = gf_mt_alloc(&c->mem, nv * c->pstride, sizeof *c->ping);
     if (!c->cold || !c->hot || !c->ping) {
         err = GF_ERR_NOMEM;
         goto out;
@@ -167,8 +171,10 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
                                   .best = k->best,
                                   .queue = k->queue,
                                   .bestdc = k->bestdc};
-        memcpy(&c->ping[(size_t)r * c->ndc], &c->rec_ping[(size_t)i * c->ndc],
-               c->ndc * sizeof *c->ping);
+        uint16_t *row = &c->ping[(size_t)r * c->pstride];
+        memcpy(row, &c->rec_ping[(size_t)i * c->ndc], c->ndc * sizeof *c->ping);
+        for (uint32_t d = c->ndc; d < c->pstride; d++)
+            row[d] = GF_MATCH_PING_NONE;
         gf_mt_part *p = &c->parts[k->part];
         if (p->count++ == 0)
             p->first = r;

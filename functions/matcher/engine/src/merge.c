@@ -222,6 +222,8 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         err = GF_ERR_NOMEM;
         goto out;
     }
+    uint32_t last_part = GF_MT_NONE, last_pool = 0;
+    uint64_t last_attrs = 0;
     for (size_t i = 0, v = 0; i < c->n; i++) {
         if (c->bad[i] != GF_MATCH_BAD_NONE)
             continue;
@@ -231,9 +233,15 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         bool m = pl != GF_MT_NONE && merged[(size_t)pl * c->nreg + k->region];
         uint32_t pool = m ? c->nq + pl : k->queue;
         uint64_t attrs = q->match_attributes_len ? attrs_hash(q, &c->in[i]) : 0;
-        uint32_t part = 0;
-        if ((err = part_of(&b, pool, attrs, k->queue, pool_fifo[pool], &part)) != GF_OK)
-            goto out;
+        /* Runs of one partition are the rule (one queue, no attributes): the last
+         * partition found answers without a hash probe. */
+        if (last_part == GF_MT_NONE || pool != last_pool || attrs != last_attrs) {
+            if ((err = part_of(&b, pool, attrs, k->queue, pool_fifo[pool], &last_part)) != GF_OK)
+                goto out;
+            last_pool = pool;
+            last_attrs = attrs;
+        }
+        uint32_t part = last_part;
         k->part = part;
         c->parts[part].count++;
         c->parts[part].players += k->size;

@@ -17,6 +17,9 @@
  *    (gf_match_dc_rank), and its teams the most balanced split (gf_match_teams_balance).
  *  - Without the fallback this makes exactly the choices of the all-pairs greedy
  *    reference in bench/match_naive.c, within the window; see docs/MATCHMAKING.md.
+ *  - Before a walk, gf_mt_reach_possible (reach.c) may prove that it cannot fill: then it
+ *    is skipped and counted as the walk would have been. Matches remove their members
+ *    from its counts (gf_mt_reach_take) as from alive[].
  *  - Most seeds are already matched when their turn comes: c->alive says so from the L1
  *    cache, without touching the seed's records. Seeds come at random ranks, so the next
  *    unmatched seed's records are prefetched while the current one walks, and the walk
@@ -54,7 +57,7 @@ static size_t group_dcs(const gf_mt_ctx *c, const gf_mt_grp *g, gf_match_dc_choi
     return n;
 }
 
-static gf_err commit(gf_mt_ctx *c, const gf_mt_part *p, const gf_mt_grp *g,
+static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const gf_mt_grp *g,
                      const gf_match_dc_choice *dcs, size_t ndcs, bool starved)
 {
     gf_match_result *res = c->res;
@@ -115,6 +118,7 @@ static gf_err commit(gf_mt_ctx *c, const gf_mt_part *p, const gf_mt_grp *g,
     for (uint32_t i = 0; i < g->st.len; i++) {
         uint32_t r = g->rank[i];
         c->alive[r >> 6] &= ~(1ull << (r & 63));
+        gf_mt_reach_take(rc, r);
         c->bad[c->cold[r].in] = GF_MT_IN_MATCH;
         res->stats.matched_tickets++;
         res->stats.matched_players += c->hot[r].size;
@@ -145,6 +149,7 @@ gf_err gf_mt_search(gf_mt_ctx *c)
     gf_mt_grp g;
     gf_match_dc_choice dcs[GF_MATCH_MAX_DCS];
     gf_mt_scratch x = {.cap = (size_t)c->window + GF_MATCH_MAX_PLAYERS};
+    gf_mt_reach rc = {0};
     x.cand = gf_mt_alloc(&c->mem, c->window, sizeof *x.cand);
     x.all = gf_mt_alloc(&c->mem, x.cap, sizeof *x.all);
     x.suffix = gf_mt_alloc(&c->mem, x.cap + 1, sizeof *x.suffix);
@@ -153,6 +158,8 @@ gf_err gf_mt_search(gf_mt_ctx *c)
         err = GF_ERR_NOMEM;
         goto out;
     }
+    if ((err = gf_mt_reach_init(c, &rc)) != GF_OK)
+        goto out;
 
     for (uint32_t si = 0, ahead = 0; si < c->nseeds; si++) {
         uint32_t s = c->seeds[si];
@@ -181,10 +188,15 @@ gf_err gf_mt_search(gf_mt_ctx *c)
                        sk->plimit >= sq->curve.ping_cap_ms;
         bool found = false, starved = false;
         for (uint32_t i = 0; i < nd && !found; i++) {
-            uint32_t players = 0;
-            gf_mt_grp_init(&g, sk, s, &sh, per_dc ? 1u << order[i] : sk->dcmask);
-            uint32_t n = gf_mt_walk(c, s, p, &g, &sh, x.cand, &players);
+            uint32_t players = 0, seen = 0;
+            uint32_t mask = sk->dcmask & (per_dc ? 1u << order[i] : UINT32_MAX);
             c->res->stats.seeds_tried++;
+            if (!gf_mt_reach_possible(c, &rc, s, p, mask, &sh, &seen)) {
+                c->res->stats.candidates_seen += seen;
+                continue;
+            }
+            gf_mt_grp_init(&g, sk, s, &sh, mask);
+            uint32_t n = gf_mt_walk(c, s, p, &g, &sh, x.cand, &players);
             found = g.st.players == sh.players;
             if (!found && settled)
                 found = starved = gf_mt_fallback(c, &x, s, p, &g, n, players, &sh);
@@ -196,10 +208,11 @@ gf_err gf_mt_search(gf_mt_ctx *c)
             err = GF_ERR_INVALID; /* broken invariant: every member accepts one datacenter */
             goto out;
         }
-        if ((err = commit(c, p, &g, dcs, nd_g, starved)) != GF_OK)
+        if ((err = commit(c, &rc, p, &g, dcs, nd_g, starved)) != GF_OK)
             goto out;
     }
 out:
+    gf_mt_reach_free(c, &rc);
     gf_mt_free(&c->mem, x.cand, c->window, sizeof *x.cand);
     gf_mt_free(&c->mem, x.all, x.cap, sizeof *x.all);
     gf_mt_free(&c->mem, x.suffix, x.cap + 1, sizeof *x.suffix);

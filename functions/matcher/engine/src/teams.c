@@ -290,6 +290,8 @@ static double raw_spread(const double *skills, const uint8_t *sizes, size_t k, u
                          const uint16_t *team)
 {
     double sum[GF_MATCH_MAX_TEAMS];
+    if (teams == 0)
+        return 0; /* never (checked by the caller); says so to the compiler */
     for (uint32_t t = 0; t < teams; t++)
         sum[t] = 0;
     for (size_t i = 0; i < k; i++)
@@ -401,12 +403,13 @@ gf_err gf_match_teams_balance(const double *skills, const uint8_t *sizes, size_t
         w[i] = (skills[i] - base) * sizes[i];
 
     if (team_size == 1) {
-        /* Free-for-all: one ticket per team, every assignment is the same. */
+        /* Free-for-all: one ticket per team, every assignment is the same. (The weights
+         * are finite, checked above: plain comparisons, not the libm calls of fmin.) */
         double lo = INFINITY, hi = -INFINITY;
         for (size_t i = 0; i < k; i++) {
             team_out[i] = (uint16_t)i;
-            lo = fmin(lo, w[i]);
-            hi = fmax(hi, w[i]);
+            lo = w[i] < lo ? w[i] : lo;
+            hi = w[i] > hi ? w[i] : hi;
         }
         if (diff_out)
             *diff_out = hi - lo;

@@ -189,31 +189,37 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
 {
     size_t ndc = cfg->datacenters_len;
     uint64_t seen = 0, fault = 0;
-    uint32_t mask = 0, best = UINT32_MAX, plimit = out->plimit;
+    uint32_t mask = 0, best = UINT32_MAX, plimit = out->plimit, any = 0;
     if (t->pings_len == 0 || !t->pings)
         return GF_MATCH_BAD_NO_DC;
     if (t->pings_len > GF_MATCH_MAX_DCS)
         return GF_MATCH_BAD_DUP_DC; /* more entries than datacenters: some repeat */
     for (size_t d = 0; d < ndc; d++)
         row[d] = GF_MATCH_PING_NONE;
-    for (size_t i = 0; i < t->pings_len; i++) {
-        uint32_t dc = t->pings[i].dc;
-        double raw = t->pings[i].ms;
+    const gf_match_ping *pg = t->pings, *end = pg + t->pings_len;
+    for (; pg < end; pg++) {
+        uint32_t dc = pg->dc;
+        double raw = pg->ms;
         bool ok = (raw >= 0) & (raw <= GF_MATCH_MAX_PING_MS); /* false for NaN */
         uint64_t bit = 1ull << (dc & 63);
-        /* Unknown datacenter, repeated one, value out of range: any fault at all. */
-        fault |= (seen & bit) | (uint64_t)(dc >= ndc) | (uint64_t)!ok;
+        /* Repeated datacenter, value out of range: any fault at all (unknown datacenters
+         * are found from seen and any after the loop). */
+        fault |= (seen & bit) | !ok;
         seen |= bit;
+        any |= dc;
         /* An exact ceiling for 0..5000 without a libm call (ceil() is one on baseline
          * x86-64); a faulty value is replaced before the conversion. */
         double v = ok ? raw : 0;
-        uint32_t ms = (uint32_t)v;
-        ms += (double)ms < v;
-        row[dc < ndc ? dc : 0] = dc < ndc ? (uint16_t)ms : row[0];
+        uint32_t ms = (uint32_t)(int32_t)v;
+        ms += (double)(int32_t)ms < v;
+        if (dc < ndc) /* else a fault: seen below, and the row is not used */
+            row[dc] = (uint16_t)ms;
         uint32_t key = ms << 8 | (dc & 0xff); /* lowest ping, then lowest index */
         best = key < best ? key : best;
         mask |= (uint32_t)(ms <= plimit) << (dc & 31);
     }
+    /* An index past the config (ndc <= 32): 64 or more, or its bit above ndc. */
+    fault |= (uint64_t)(any >> 6) | (seen >> ndc);
     if (fault)
         return ping_verdict(t, ndc);
     out->best = (uint16_t)(best >> 8);

@@ -8,7 +8,8 @@
  *    mutually skill-compatible with s. A side stops at the partition edge, or once the
  *    skill distance passes s's own gap (sorted by skill: nothing further that way can be
  *    compatible). At most 4 x window entries are looked at, so a seed costs O(window).
- *    The next unmatched rank on either side comes from a bit scan of c->alive.
+ *    The next unmatched rank on either side comes from a bit scan of c->alive; each side
+ *    keeps its current word's bits and its next rank's key, so a step reads one key.
  *  - Each candidate met is offered to a greedy group, which takes it if the group stays
  *    valid for every member: the skill range must lie inside every member's own
  *    [skill - gap, skill + gap], some datacenter must still be accepted by everyone, and
@@ -119,58 +120,104 @@ static void grp_add(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt
     g->by_size[k->size]++;
 }
 
-static bool mutual(const gf_mt_hot *a, const gf_mt_hot *b)
+/* The next unmatched rank above (up) or below (down) the last one taken from a side,
+ * from the bits of its current word not taken yet; GF_MT_NONE past the partition (`stop`
+ * is the partition's last word that way, `edge` its last rank). */
+static inline uint32_t scan_up(const uint64_t *alive, uint64_t *bits, size_t *w, size_t stop,
+                               uint32_t edge)
 {
-    double d = fabs(a->skill - b->skill);
-    return d <= a->gap && d <= b->gap;
+    while (!*bits) {
+        if (*w == stop)
+            return GF_MT_NONE;
+        *bits = alive[++*w];
+    }
+    uint32_t r = (uint32_t)(*w << 6) + (uint32_t)__builtin_ctzll(*bits);
+    *bits &= *bits - 1;
+    return r <= edge ? r : GF_MT_NONE;
+}
+
+static inline uint32_t scan_down(const uint64_t *alive, uint64_t *bits, size_t *w, size_t stop,
+                                 uint32_t edge)
+{
+    while (!*bits) {
+        if (*w == stop)
+            return GF_MT_NONE;
+        *bits = alive[--*w];
+    }
+    uint32_t b = 63 - (uint32_t)__builtin_clzll(*bits);
+    *bits ^= 1ull << b;
+    uint32_t r = (uint32_t)(*w << 6) + b;
+    return r >= edge ? r : GF_MT_NONE;
 }
 
 /* Walks the partition outward from seed s, closest first (by skill, or by queue time in
- * FIFO partitions), over unmatched tickets that accept datacenter d and are mutually
- * skill-compatible with s (and share its match attributes). Each one is offered to the
- * greedy group; the ones it does not take are kept in cand[] (up to c->window) for the
- * fallbacks. Stops when the group is full, when both sides are out of reach, or after
- * 4 x window entries. Returns the number kept in cand[]; *cand_players = their players. */
+ * FIFO partitions), over unmatched tickets that accept one of the group's datacenters and
+ * are mutually skill-compatible with s (and share its match attributes). Each one is
+ * offered to the greedy group; the ones it does not take are kept in cand[] (up to
+ * c->window) for the fallbacks. Stops when the group is full, when both sides are out of
+ * reach, or after 4 x window entries. Returns the number kept in cand[]; *cand_players =
+ * their players.
+ * Each side keeps its next rank, that rank's key and distance to s (+INFINITY once the
+ * side is over: the other side is then always nearer), and the bits of alive[] it has
+ * not taken from its current word, so a step reads one new key and scans one bit. */
 uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
                     const gf_mt_shape *sh, uint32_t *cand, uint32_t *cand_players)
 {
-    const gf_mt_hot *sk = &c->hot[s];
-    uint32_t lo = p->first, hi = p->first + p->count;
-    uint32_t left = gf_mt_prev_alive(c, s, lo), right = gf_mt_next_alive(c, s, hi);
+    const gf_mt_hot *hot = c->hot, *sk = &hot[s];
+    const gf_mt_cold *cold = c->cold;
+    const uint64_t *alive = c->alive;
+    uint32_t lo = p->first, hi = p->first + p->count - 1; /* ranks lo..hi */
     uint32_t n = 0, seen = 0, budget = 4 * c->window, players = 0, mask = g->st.common;
-    double key = p->by_time ? (double)c->cold[s].queued : sk->skill;
-    double lo_edge = sk->skill - sk->gap, hi_edge = sk->skill + sk->gap;
+    bool by_time = p->by_time;
+    double key = by_time ? (double)cold[s].queued : sk->skill, gap = sk->gap;
+    double lo_edge = by_time ? -INFINITY : sk->skill - gap;
+    double hi_edge = by_time ? INFINITY : sk->skill + gap;
     /* The group's scalars stay in registers during the walk; written back at the end. */
     gf_mt_grp_state st = g->st;
+    size_t lw = s >> 6, rw = s >> 6, lstop = lo >> 6, rstop = hi >> 6;
+    uint64_t lbits = alive[lw] & ((1ull << (s & 63)) - 1);
+    uint64_t rbits = alive[rw] & (~1ull << (s & 63));
+    uint32_t left = s > lo ? scan_down(alive, &lbits, &lw, lstop, lo) : GF_MT_NONE;
+    uint32_t right = s < hi ? scan_up(alive, &rbits, &rw, rstop, hi) : GF_MT_NONE;
+    double kl = left != GF_MT_NONE ? (by_time ? (double)cold[left].queued : hot[left].skill) : 0;
+    double kr = right != GF_MT_NONE ? (by_time ? (double)cold[right].queued : hot[right].skill) : 0;
+    double dl = left != GF_MT_NONE ? key - kl : INFINITY;
+    double dr = right != GF_MT_NONE ? kr - key : INFINITY;
 
-    while (st.players < sh->players && seen < budget &&
-           (left != GF_MT_NONE || right != GF_MT_NONE)) {
-        bool go_left;
-        if (left == GF_MT_NONE)
-            go_left = false;
-        else if (right == GF_MT_NONE)
-            go_left = true;
-        else if (p->by_time)
-            go_left = key - (double)c->cold[left].queued <= (double)c->cold[right].queued - key;
-        else
-            go_left = key - c->hot[left].skill <= c->hot[right].skill - key;
-        uint32_t r = go_left ? left : right;
-        const gf_mt_hot *k = &c->hot[r];
+    while (st.players < sh->players && seen < budget && (dl < INFINITY || dr < INFINITY)) {
+        uint32_t r;
         seen++;
-        if (!p->by_time && (go_left ? k->skill < lo_edge : k->skill > hi_edge)) {
-            /* Sorted by skill: nothing further this way is compatible with s. */
-            if (go_left)
-                left = GF_MT_NONE;
-            else
-                right = GF_MT_NONE;
-            continue;
+        if (dl <= dr) { /* ties go left */
+            r = left;
+            if (kl < lo_edge) {
+                /* Sorted by skill: nothing further this way is compatible with s. */
+                dl = INFINITY;
+                continue;
+            }
+            left = scan_down(alive, &lbits, &lw, lstop, lo);
+            dl = INFINITY;
+            if (left != GF_MT_NONE) {
+                kl = by_time ? (double)cold[left].queued : hot[left].skill;
+                dl = key - kl;
+            }
+        } else {
+            r = right;
+            if (kr > hi_edge) {
+                dr = INFINITY;
+                continue;
+            }
+            right = scan_up(alive, &rbits, &rw, rstop, hi);
+            dr = INFINITY;
+            if (right != GF_MT_NONE) {
+                kr = by_time ? (double)cold[right].queued : hot[right].skill;
+                dr = kr - key;
+            }
         }
-        if (go_left)
-            left = gf_mt_prev_alive(c, r, lo);
-        else
-            right = gf_mt_next_alive(c, r, hi);
-        if (!(k->dcmask & mask) || !mutual(sk, k) ||
-            (p->attrs && !gf_mt_attrs_equal(c, p, c->cold[s].in, c->cold[r].in)))
+        const gf_mt_hot *k = &hot[r];
+        if (!(k->dcmask & mask))
+            continue;
+        double d = fabs(sk->skill - k->skill);
+        if (d > gap || d > k->gap || (p->attrs && !gf_mt_attrs_equal(c, p, cold[s].in, cold[r].in)))
             continue;
         if (state_fits(&st, k) && grp_packs(g, &st, k, sh)) {
             state_add(&st, k, sh);
@@ -178,8 +225,8 @@ uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
             g->by_size[k->size]++;
             /* Writing the match reads the members' ping rows and cold records; fetch them
              * while the walk goes on (measured: ~1 ms of a 100k tick). */
-            __builtin_prefetch(&c->ping[(size_t)r * c->ndc]);
-            __builtin_prefetch(&c->cold[r]);
+            __builtin_prefetch(&c->ping[(size_t)r * c->pstride]);
+            __builtin_prefetch(&cold[r]);
         } else if (n < c->window) {
             cand[n++] = r;
             players += k->size;

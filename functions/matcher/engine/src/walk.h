@@ -68,4 +68,35 @@ uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
 bool gf_mt_fallback(gf_mt_ctx *c, const gf_mt_scratch *x, uint32_t s, const gf_mt_part *p,
                     gf_mt_grp *g, uint32_t n, uint32_t cand_players, const gf_mt_shape *sh);
 
+/* What gf_mt_reach_possible() (reach.c) keeps per word of alive[] (64 ranks), built as
+ * tests need it and kept current by gf_mt_reach_take(). Owned by the search, freed with
+ * gf_mt_reach_free(); one thread. */
+typedef struct gf_mt_reach {
+    uint64_t *acc;   /* [words][ndc]: ranks of the word accepting d ... */
+    uint64_t *built; /* [words bits]: ... once built */
+    uint16_t *cnt;   /* [words][ndc]: players of its unmatched ranks accepting d ... */
+    uint32_t *fresh; /* [words]: ... bit d: cnt is current */
+    uint8_t *left;   /* [words]: its unmatched ranks */
+    uint64_t *inv;   /* [words]: rank r's skill is above rank r + 1's, same partition */
+    bool any_inv;
+    bool solo; /* every partition is of solo players */
+    bool on;   /* some partition's shape is worth testing */
+    uint32_t ndc;
+    size_t words;
+    int64_t gain;  /* running average of the tickets a test spares, x16 */
+    uint32_t idle; /* chances not tested */
+} gf_mt_reach;
+
+gf_err gf_mt_reach_init(gf_mt_ctx *c, gf_mt_reach *rc);
+void gf_mt_reach_free(gf_mt_ctx *c, gf_mt_reach *rc);
+/* Rank r was matched. */
+void gf_mt_reach_take(gf_mt_reach *rc, uint32_t r);
+
+/* False if the walk from seed s, its group starting from datacenters `mask`, cannot fill
+ * the shape: then it would see *seen tickets and form nothing (neither would the
+ * starvation fallback). True when it may, or when the test cannot tell or is not worth
+ * making. */
+bool gf_mt_reach_possible(const gf_mt_ctx *c, gf_mt_reach *rc, uint32_t s, const gf_mt_part *p,
+                          uint32_t mask, const gf_mt_shape *sh, uint32_t *seen);
+
 #endif
