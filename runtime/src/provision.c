@@ -145,6 +145,28 @@ static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf_
         gf_prov_diff_string(d, true, "description", s->Description, w->Description);
 }
 
+static void stream_compare_any(const jsStreamConfig *server, const void *want, gf_prov_diff *d)
+{
+    stream_compare(server, want, d);
+}
+
+/* The fields config manages, written over the server's own config for an update. */
+static void stream_patch(jsStreamConfig *up, const void *want)
+{
+    const jsStreamConfig *w = want;
+    if (w->Description)
+        up->Description = w->Description;
+    up->Subjects = w->Subjects;
+    up->SubjectsLen = w->SubjectsLen;
+    up->Discard = w->Discard;
+    up->Replicas = w->Replicas;
+    up->MaxAge = w->MaxAge;
+    up->Duplicates = w->Duplicates;
+    up->MaxMsgs = w->MaxMsgs;
+    up->MaxBytes = w->MaxBytes;
+    up->MaxMsgSize = w->MaxMsgSize;
+}
+
 /* ---- one stream ------------------------------------------------------------- */
 
 static bool stream_absent(natsStatus s, jsErrCode jerr)
@@ -200,41 +222,8 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         goto out;
     }
 
-    gf_prov_diff_init(&diff);
-    stream_compare(si->Config, &want, &diff);
-    if (gf_prov_diff_empty(&diff)) {
-        res->outcome = GF_PROVISION_UNCHANGED;
-        goto out;
-    }
-    gf_prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
-    if (!update || diff.nfixed > 0) {
-        err = GF_ERR_CONFLICT;
-        goto out;
-    }
-
-    /* Everything that differs is editable: send the server's config with our
-     * managed fields overwritten. */
-    jsStreamConfig up = *si->Config;
-    up.Description = want.Description ? want.Description : si->Config->Description;
-    up.Subjects = want.Subjects;
-    up.SubjectsLen = want.SubjectsLen;
-    up.Discard = want.Discard;
-    up.Replicas = want.Replicas;
-    up.MaxAge = want.MaxAge;
-    up.Duplicates = want.Duplicates;
-    up.MaxMsgs = want.MaxMsgs;
-    up.MaxBytes = want.MaxBytes;
-    up.MaxMsgSize = want.MaxMsgSize;
-    jsStreamInfo *after = NULL;
-    jerr = 0;
-    s = js_UpdateStream(&after, js, &up, NULL, &jerr);
-    if (s == NATS_OK) {
-        /* Trust but verify: what the server now reports must match. */
-        gf_prov_diff_init(&diff);
-        stream_compare(after->Config, &want, &diff);
-    }
-    jsStreamInfo_Destroy(after);
-    err = gf_prov_update_result(s, jerr, &diff, asset, res);
+    err = gf_prov_stream_reconcile(js, si, &want, stream_compare_any, stream_patch, asset, update,
+                                   res);
 out:
     jsStreamInfo_Destroy(si);
     return err;

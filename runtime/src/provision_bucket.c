@@ -117,6 +117,25 @@ static void bucket_compare(const jsStreamConfig *s, const bucket_expected *w, gf
         gf_prov_diff_string(d, true, "description", s->Description, w->description);
 }
 
+static void bucket_compare_any(const jsStreamConfig *server, const void *want, gf_prov_diff *d)
+{
+    bucket_compare(server, want, d);
+}
+
+/* The fields config manages, written over the backing stream's config for an update. */
+static void bucket_patch(jsStreamConfig *up, const void *want)
+{
+    const bucket_expected *w = want;
+    if (w->description)
+        up->Description = w->description;
+    up->MaxMsgsPerSubject = w->history;
+    up->MaxAge = w->max_age;
+    up->Duplicates = 0; /* re-derived from the ttl by the server */
+    up->Replicas = w->replicas;
+    up->MaxMsgSize = w->max_msg_size;
+    up->MaxBytes = w->max_bytes;
+}
+
 static gf_err bucket_create(jsCtx *js, const gf_bucket_config *cfg, const bucket_expected *w,
                             const char *asset, gf_provision_result *res)
 {
@@ -175,44 +194,18 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
         goto out;
     }
 
-    gf_prov_diff_init(&diff);
-    bucket_compare(si->Config, &want, &diff);
     if (created) {
         res->outcome = GF_PROVISION_CREATED;
+        gf_prov_diff_init(&diff);
+        bucket_compare(si->Config, &want, &diff);
         if (!gf_prov_diff_empty(&diff)) {
             gf_prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
             *warn = true;
         }
         goto out;
     }
-    if (gf_prov_diff_empty(&diff)) {
-        res->outcome = GF_PROVISION_UNCHANGED;
-        goto out;
-    }
-    gf_prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
-    if (!update || diff.nfixed > 0) {
-        err = GF_ERR_CONFLICT;
-        goto out;
-    }
-
-    jsStreamConfig up = *si->Config;
-    up.Description = want.description ? want.description : si->Config->Description;
-    up.MaxMsgsPerSubject = want.history;
-    up.MaxAge = want.max_age;
-    up.Duplicates = 0; /* re-derived from the ttl by the server */
-    up.Replicas = want.replicas;
-    up.MaxMsgSize = want.max_msg_size;
-    up.MaxBytes = want.max_bytes;
-    jsStreamInfo *after = NULL;
-    jerr = 0;
-    s = js_UpdateStream(&after, js, &up, NULL, &jerr);
-    if (s == NATS_OK) {
-        /* Trust but verify: what the server now reports must match. */
-        gf_prov_diff_init(&diff);
-        bucket_compare(after->Config, &want, &diff);
-    }
-    jsStreamInfo_Destroy(after);
-    err = gf_prov_update_result(s, jerr, &diff, asset, res);
+    err = gf_prov_stream_reconcile(js, si, &want, bucket_compare_any, bucket_patch, asset, update,
+                                   res);
 out:
     jsStreamInfo_Destroy(si);
     return err;

@@ -313,3 +313,34 @@ gf_err gf_prov_update_result(natsStatus s, jsErrCode jerr, const gf_prov_diff *s
     res->outcome = GF_PROVISION_UPDATED;
     return GF_OK;
 }
+
+gf_err gf_prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
+                                gf_prov_stream_compare_fn compare, gf_prov_stream_patch_fn patch,
+                                const char *asset, bool update, gf_provision_result *res)
+{
+    gf_prov_diff diff;
+    gf_prov_diff_init(&diff);
+    compare(si->Config, want, &diff);
+    if (gf_prov_diff_empty(&diff)) {
+        res->outcome = GF_PROVISION_UNCHANGED;
+        return GF_OK;
+    }
+    gf_prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
+    if (!update || diff.nfixed > 0)
+        return GF_ERR_CONFLICT;
+
+    /* Everything that differs is editable: send the server's config with our
+     * managed fields overwritten. */
+    jsStreamConfig up = *si->Config;
+    patch(&up, want);
+    jsStreamInfo *after = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_UpdateStream(&after, js, &up, NULL, &jerr);
+    if (s == NATS_OK) {
+        /* Trust but verify: what the server now reports must match. */
+        gf_prov_diff_init(&diff);
+        compare(after->Config, want, &diff);
+    }
+    jsStreamInfo_Destroy(after);
+    return gf_prov_update_result(s, jerr, &diff, asset, res);
+}

@@ -96,6 +96,20 @@ void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision
 gf_err gf_prov_update_result(natsStatus s, jsErrCode jerr, const gf_prov_diff *still,
                              const char *asset, gf_provision_result *res);
 
+/* An existing stream (a KV bucket's backing stream too) against what config wants.
+ * `compare` records every difference between the server's config and `want`;
+ * `patch` writes the managed fields of `want` into `up`, a copy of the server's
+ * config. Equal -> UNCHANGED, nothing sent. Different -> GF_ERR_CONFLICT with the
+ * differences in res->message, unless `update` and every difference is editable:
+ * then js_UpdateStream with the patched config, verified by comparing the answer
+ * (gf_prov_update_result). */
+typedef void (*gf_prov_stream_compare_fn)(const jsStreamConfig *server, const void *want,
+                                          gf_prov_diff *d);
+typedef void (*gf_prov_stream_patch_fn)(jsStreamConfig *up, const void *want);
+gf_err gf_prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
+                                gf_prov_stream_compare_fn compare, gf_prov_stream_patch_fn patch,
+                                const char *asset, bool update, gf_provision_result *res);
+
 /* Formats res->message (printf style). */
 void gf_prov_message(gf_provision_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
