@@ -1,6 +1,7 @@
 /* fn_support.c — see fn_support.h. */
 #include "fn_support.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,6 +157,15 @@ int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json)
     *json = strndup(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply));
     natsMsg_Destroy(reply);
     return *json ? 0 : -1;
+}
+
+bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
+{
+    gf_proc_signal(p, SIGTERM);
+    if (gf_proc_wait(p, timeout_ms) == 0 && gf_proc_exited_with(p, 0))
+        return true;
+    gf_proc_dump_log(p, 30);
+    return false;
 }
 
 bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int timeout_ms)

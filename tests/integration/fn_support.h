@@ -47,6 +47,10 @@ const char *gf_fnenv_binary(const char *relative, char *buf, size_t size);
 int gf_fnenv_spawn(gf_fnenv *env, gf_proc *p, const char *relative, const char *instance,
                    char *const extra_env[]);
 
+/* SIGTERM, then waits up to timeout_ms: true when the process exited with 0. Otherwise
+ * prints the end of its log (the reason a test then fails) and returns false. */
+bool gf_fnenv_stop(gf_proc *p, int timeout_ms);
+
 /* Waits until `$SRV.PING.<name>.<id>` answers (the instance is up). */
 bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int timeout_ms);
 

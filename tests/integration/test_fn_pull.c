@@ -92,15 +92,6 @@ static void publish_jobs(gf_fnenv *env, int from, int to, const char *mode)
     }
 }
 
-static void stop_cleanly(gf_proc *p)
-{
-    gf_proc_signal(p, SIGTERM);
-    assert_int_equal(gf_proc_wait(p, 15000), 0);
-    if (!gf_proc_exited_with(p, 0))
-        gf_proc_dump_log(p, 30);
-    assert_true(gf_proc_exited_with(p, 0));
-}
-
 static void acks_after_success(void **state)
 {
     gf_fnenv env;
@@ -120,7 +111,7 @@ static void acks_after_success(void **state)
     assert_int_equal(t.total, 200);
     for (int i = 0; i < 200; i++)
         assert_int_equal(t.handled[i], 1);
-    stop_cleanly(&w);
+    assert_true(gf_fnenv_stop(&w, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -153,7 +144,7 @@ static void nak_redelivers_and_term_does_not(void **state)
     assert_int_equal(t.handled[1], 1); /* terminated: never again */
     assert_int_equal(t.redelivered[1], 0);
     assert_int_equal(t.handled[2], 0); /* invalid: terminated, not retried, not pending */
-    stop_cleanly(&w);
+    assert_true(gf_fnenv_stop(&w, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -177,8 +168,8 @@ static void in_progress_keeps_a_long_job_from_redelivery(void **state)
     count(&env, &t);
     assert_int_equal(t.total, 1);
     assert_int_equal(t.redelivered[0], 0);
-    stop_cleanly(&w);
-    stop_cleanly(&other);
+    assert_true(gf_fnenv_stop(&w, 15000));
+    assert_true(gf_fnenv_stop(&other, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -215,7 +206,7 @@ static void sigkill_hands_unacked_work_to_another_worker(void **state)
         redelivered += t.redelivered[i];
     }
     assert_true(redelivered >= 1);
-    stop_cleanly(&b);
+    assert_true(gf_fnenv_stop(&b, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -229,7 +220,8 @@ static void sigterm_finishes_and_acks_what_it_holds(void **state)
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
     publish_jobs(&env, 0, 30, NULL);
     assert_true(gf_fnenv_eventually(handled_some, &env, &t, 10000));
-    stop_cleanly(&a); /* mid-batch: it must finish and ack the batch it holds */
+    assert_true(
+        gf_fnenv_stop(&a, 15000)); /* mid-batch: it must finish and ack the batch it holds */
 
     assert_int_equal(gf_fnenv_spawn(&env, &b, WORKER, "b", pull_env), 0);
     struct want want = {&t, 30};
@@ -249,7 +241,7 @@ static void sigterm_finishes_and_acks_what_it_holds(void **state)
         }
     }
     assert_int_equal(t.total, 30); /* nothing handled twice, nothing lost */
-    stop_cleanly(&b);
+    assert_true(gf_fnenv_stop(&b, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -295,7 +287,7 @@ static void pulls_resume_after_nats_restarts(void **state)
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 30000));
     for (int i = 0; i < 20; i++)
         assert_true(t.handled[i] >= 1);
-    stop_cleanly(&w);
+    assert_true(gf_fnenv_stop(&w, 15000));
     gf_fnenv_free(&env);
 }
 

@@ -133,9 +133,7 @@ static void bad_request_gets_typed_error_and_process_goes_on(void **state)
     natsMsg_Destroy(reply);
     assert_true(gf_proc_running(&a));
 
-    gf_proc_signal(&a, SIGTERM);
-    assert_int_equal(gf_proc_wait(&a, 15000), 0);
-    assert_true(gf_proc_exited_with(&a, 0));
+    assert_true(gf_fnenv_stop(&a, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -184,9 +182,7 @@ static void handler_chooses_its_wire_code(void **state)
     assert_string_equal(e->field, "payload");
     gamefn__v1__error__free_unpacked(e, NULL);
 
-    gf_proc_signal(&w, SIGTERM);
-    assert_int_equal(gf_proc_wait(&w, 15000), 0);
-    assert_true(gf_proc_exited_with(&w, 0));
+    assert_true(gf_fnenv_stop(&w, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -234,9 +230,7 @@ static void starts_before_nats_and_connects_when_it_comes(void **state)
     gf_fnenv_sleep_ms(700);
     assert_true(gf_proc_running(&a));
     /* SIGTERM while NATS is away is a clean stop. */
-    gf_proc_signal(&b, SIGTERM);
-    assert_int_equal(gf_proc_wait(&b, 5000), 0);
-    assert_true(gf_proc_exited_with(&b, 0));
+    assert_true(gf_fnenv_stop(&b, 5000));
 
     assert_int_equal(gf_natsd_restart(env.natsd), 0);
     assert_true(gf_fnenv_wait_ping(&env, "echo", "early", 15000));
@@ -244,9 +238,7 @@ static void starts_before_nats_and_connects_when_it_comes(void **state)
     assert_int_equal(natsConnection_Request(&reply, env.nc, "gamefn.v1.echo", "hi", 2, 2000),
                      NATS_OK);
     natsMsg_Destroy(reply);
-    gf_proc_signal(&a, SIGTERM);
-    assert_int_equal(gf_proc_wait(&a, 15000), 0);
-    assert_true(gf_proc_exited_with(&a, 0));
+    assert_true(gf_fnenv_stop(&a, 15000));
     gf_fnenv_free(&env);
 }
 

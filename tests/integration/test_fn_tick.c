@@ -140,9 +140,7 @@ static void one_leader_and_failover(void **state)
     assert_int_equal(t.ntokens, 2); /* exactly one new tenure, with a larger token */
     assert_true(t.tokens[1] > t.tokens[0]);
 
-    gf_proc_signal(alive, SIGTERM);
-    assert_int_equal(gf_proc_wait(alive, 15000), 0);
-    assert_true(gf_proc_exited_with(alive, 0));
+    assert_true(gf_fnenv_stop(alive, 15000));
     gf_fnenv_free(&env);
 }
 
@@ -165,9 +163,7 @@ static void clean_stop_releases_the_lease(void **state)
     assert_true(lease_holder(&env, holder, sizeof holder));
     assert_string_equal(holder, "a");
 
-    gf_proc_signal(&a, SIGTERM);
-    assert_int_equal(gf_proc_wait(&a, 15000), 0);
-    assert_true(gf_proc_exited_with(&a, 0));
+    assert_true(gf_fnenv_stop(&a, 15000));
     /* Released (a delete marker), not left to expire. */
     assert_true(lease_gone(&env, NULL));
     gf_fnenv_free(&env);
