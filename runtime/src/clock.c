@@ -30,3 +30,13 @@ void gf_sleep_ms(int64_t ms)
     while (nanosleep(&ts, &ts) != 0)
         ;
 }
+
+void gf_sleep_until(int64_t until_ms, const atomic_int *stop)
+{
+    for (;;) {
+        int64_t left = until_ms - gf_now_mono_ms();
+        if (left <= 0 || (stop && atomic_load(stop)))
+            return;
+        gf_sleep_ms(left < 50 ? left : 50);
+    }
+}

@@ -224,14 +224,6 @@ static const char *refusal_hint(const gf_nats_config *cfg, natsStatus s, int dro
     }
 }
 
-/* Sleeps up to `ms` in small steps so a stop request is honoured promptly. */
-static void sleep_unless_stopped(int64_t ms, const atomic_int *stop)
-{
-    int64_t end = gf_now_mono_ms() + ms;
-    while (!(stop && atomic_load(stop)) && gf_now_mono_ms() < end)
-        gf_sleep_ms(50);
-}
-
 gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
                     int64_t give_up_ms, gf_conn **out)
 {
@@ -273,7 +265,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
             err = GF_ERR_UNAVAILABLE;
             goto out;
         }
-        sleep_unless_stopped(jittered_backoff_ms(cfg, attempt), stop);
+        gf_sleep_until(gf_now_mono_ms() + jittered_backoff_ms(cfg, attempt), stop);
         if (stop && atomic_load(stop)) {
             err = GF_ERR_UNAVAILABLE;
             goto out;

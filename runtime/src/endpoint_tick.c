@@ -64,17 +64,6 @@ static void publish_tick(gf_endpoint_run *run, int64_t seq, int64_t now_unix)
     natsMsg_Destroy(m);
 }
 
-/* Sleeps until `until_ms` (monotonic) in short steps so shutdown is prompt. */
-static void sleep_until(int64_t until_ms)
-{
-    for (;;) {
-        int64_t left = until_ms - gf_now_mono_ms();
-        if (left <= 0 || atomic_load(&gf_stop_requested))
-            return;
-        gf_sleep_ms(left < 50 ? left : 50);
-    }
-}
-
 static void *ticker_thread(void *arg)
 {
     gf_endpoint_run *run = arg;
@@ -97,7 +86,7 @@ static void *ticker_thread(void *arg)
             publish_tick(run, ++seq, gf_now_unix_ms());
         if (gf_now_mono_ms() > next + period)
             next = gf_now_mono_ms(); /* fell behind (e.g. NATS away): do not burst */
-        sleep_until(next + period);
+        gf_sleep_until(next + period, &gf_stop_requested);
     }
     if (gf_lease_release(&run->lease) == GF_OK && was_leader)
         gf_log_info("released tick leadership", "endpoint=%s", run->ep->name);
