@@ -8,7 +8,9 @@ PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler
   libyaml-dev libsodium-dev libcmocka-dev
   libjansson-dev  # JSON for $SRV discovery, advisories and the monitoring API
-  cmake pkg-config gcc make
+  cmake pkg-config make
+  gcc libc6-dev    # libc6-dev: crt files and libc headers (a Recommends of gcc, so
+                   # --no-install-recommends alone leaves the compiler unable to link)
   curl            # the local deploy and docs use the nats-server monitoring port
   openssl         # test_conn_auth makes its CA and certificates with the openssl tool
 )
