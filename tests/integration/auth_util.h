@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "nkey.h"
+#include "nats/nkey.h"
 
 extern char au_dir[256];
 

@@ -1,5 +1,5 @@
 /*
- * test_nkey.c — runtime/src/nkey.h: seed and public key encoding, seed files.
+ * test_nkey.c — runtime/src/nats/nkey.h: seed and public key encoding, seed files.
  *
  * Golden vectors: produced by nkeys.js 1.1.0 (npm; its Ed25519 is tweetnacl, not
  * libsodium) with Codec.encodeSeed(prefix, raw) and fromSeed(seed).getPublicKey(),
@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nkey.h"
+#include "nats/nkey.h"
 
 typedef struct vector {
     gf_nkey_type type;

@@ -1,6 +1,6 @@
 /* msg.c — accessors handlers use on a received gf_msg. */
 #include "gamefn/function.h"
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 const char *gf_msg_header(const gf_msg *msg, const char *key)
 {

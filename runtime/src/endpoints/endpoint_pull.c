@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fn_internal.h"
+#include "function/fn_internal.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 enum { REBIND_AFTER_ERRORS = 3 };
 

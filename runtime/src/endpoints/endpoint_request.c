@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fn_internal.h"
+#include "function/fn_internal.h"
 #include "gamefn/log.h"
 #include "gamefn/wire.h"
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 /* The handler's own wire code when it set a valid one, else the gf_err's. */
 static gf_err build_error(gf_wire_error *e, gf_err err, const gf_reply *reply)

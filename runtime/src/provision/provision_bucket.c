@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nats_err.h"
+#include "nats/nats_err.h"
 #include "provision_diff.h"
 
 enum { PROV_MAX_HISTORY = 64, PROV_MAX_REPLICAS = 5, PROV_MAX_BUCKET_NAME = 200 };

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nats_err.h"
+#include "nats/nats_err.h"
 #include "provision_diff.h"
 
 enum { PROV_MAX_BACKOFF = 64 };

@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nats_err.h"
+#include "nats/nats_err.h"
 #include "provision_diff.h"
 
 enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5 };

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fn_internal.h"
+#include "function/fn_internal.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 static uint64_t header_uint(natsMsg *m, const char *key)
 {

@@ -35,7 +35,7 @@
 #include <jansson.h>
 
 #include "gamefn/log.h"
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 enum { SRV_NVERBS = 3, SRV_NSUBS = 9, SRV_LAST_ERROR_MAX = 256 };
 

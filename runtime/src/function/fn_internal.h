@@ -19,7 +19,7 @@
 #include "gamefn/lease.h"
 #include "gamefn/srv.h"
 #include "gamefn/wire.h"
-#include "clock.h"
+#include "core/clock.h"
 
 typedef struct gf_endpoint_run {
     gf_fn *fn;

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "gamefn/log.h"
-#include "clock.h"
+#include "core/clock.h"
 #include "nats_err.h"
 #include "nkey.h"
 

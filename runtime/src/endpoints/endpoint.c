@@ -1,7 +1,7 @@
 /*
  * endpoint.c — stopping any kind of endpoint within the drain deadline.
  */
-#include "fn_internal.h"
+#include "function/fn_internal.h"
 
 /* Joins the endpoint's thread if it finished before the deadline. A thread still
  * running at the deadline is left behind (the process is about to exit; its

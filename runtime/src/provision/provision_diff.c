@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "nats_err.h"
+#include "nats/nats_err.h"
 
 void gf_prov_diff_init(gf_prov_diff *d)
 {
