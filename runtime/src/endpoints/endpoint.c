@@ -1,12 +1,28 @@
 /*
- * endpoint.c — stopping any kind of endpoint within the drain deadline.
+ * endpoint.c — what every endpoint kind shares: its thread, its subscription's drain
+ * and its $SRV counters (see endpoint.h).
+ *
+ * Folder runtime/src/endpoints/: the ways a function receives work. It owns the
+ * endpoint kinds (one file each, registered in kinds.c), the gf_msg accessors
+ * handlers use, and these shared helpers. It may use core/, config/, wire/, nats/,
+ * provision/ and discovery/; never function/, which drives it.
  */
-#include "function/fn_internal.h"
+#include "endpoints/endpoint.h"
 
-/* Joins the endpoint's thread if it finished before the deadline. A thread still
- * running at the deadline is left behind (the process is about to exit; its
- * un-acked messages are redelivered by JetStream). */
-static bool join_thread(gf_endpoint_run *run, int64_t deadline_ms)
+#include <stdio.h>
+
+#include "core/clock.h"
+
+gf_err gf__endpoint_thread_start(gf__endpoint_run *run, void *(*body)(void *))
+{
+    atomic_store(&run->thread_done, 0);
+    if (pthread_create(&run->thread, NULL, body, run) != 0)
+        return GF_ERR_NOMEM;
+    run->thread_started = true;
+    return GF_OK;
+}
+
+bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms)
 {
     if (!run->thread_started)
         return true;
@@ -19,23 +35,29 @@ static bool join_thread(gf_endpoint_run *run, int64_t deadline_ms)
     return true;
 }
 
-bool gf_endpoint_stop(gf_endpoint_run *run, int64_t deadline_ms)
+bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms)
 {
     bool clean = true;
-    switch (run->ep->kind) {
-    case GF_ENDPOINT_REQUEST:
-        clean = gf_endpoint_drain_subscription(run, deadline_ms);
-        break;
-    case GF_ENDPOINT_PULL:
-        clean = join_thread(run, deadline_ms);
-        break;
-    case GF_ENDPOINT_TICK:
-        clean = join_thread(run, deadline_ms);
-        clean = gf_endpoint_drain_subscription(run, deadline_ms) && clean;
-        if (clean)
-            kvStore_Destroy(run->lease_kv);
-        run->lease_kv = NULL;
-        break;
-    }
+    if (!run->sub)
+        return true;
+    int64_t left = deadline_ms - gf_now_mono_ms();
+    if (left < 1)
+        left = 1;
+    if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
+        clean = natsSubscription_WaitForDrainCompletion(run->sub, left) == NATS_OK;
+    natsSubscription_Destroy(run->sub);
+    run->sub = NULL;
     return clean;
+}
+
+void gf__endpoint_record(const gf__endpoint_run *run, int64_t start_ns, gf_err err,
+                         const char *text)
+{
+    if (!run->host->srv)
+        return;
+    char error[320];
+    if (err != GF_OK)
+        snprintf(error, sizeof error, "%s:%s", gf_err_str(err), text && text[0] ? text : "");
+    gf_srv_record(run->host->srv, run->index, gf_now_mono_ns() - start_ns,
+                  err == GF_OK ? NULL : error);
 }

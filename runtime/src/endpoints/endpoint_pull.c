@@ -17,32 +17,41 @@
  *   call, so destroying the subscription can never delete the durable (NATS-C.md §4.3).
  * - On shutdown the thread finishes the batch it holds, acks it, and exits.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "function/fn_internal.h"
+#include "core/clock.h"
+#include "endpoints/endpoint.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
 #include "nats/nats_err.h"
 
 enum { REBIND_AFTER_ERRORS = 3 };
 
-static gf_err bind(gf_endpoint_run *run, natsSubscription **sub)
+typedef struct pull_state {
+    const gf_consumer_config *consumer; /* borrowed from the config */
+} pull_state;
+
+static const gf_consumer_config *pull_consumer(const gf__endpoint_run *run)
 {
-    const gf_consumer_config *cc = run->consumer;
+    return gf_config_consumer(run->host->cfg, run->ep->pull.stream, run->ep->pull.consumer);
+}
+
+static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubscription **sub)
+{
+    jsCtx *js = run->host->js;
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Stream = cc->stream;
     so.Consumer = cc->name;
     jsErrCode jerr = 0;
-    natsStatus s =
-        js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL, &so, &jerr);
+    natsStatus s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
         /* The consumer was deleted under us: recreate it from config, then bind. */
         gf_provision_result res;
-        if (gf_provision_consumer(gf_fn_js(run->fn), cc, false, &res) == GF_OK)
-            s = js_PullSubscribe(sub, gf_fn_js(run->fn), cc->filter_subject, cc->name, NULL, &so,
-                                 &jerr);
+        if (gf_provision_consumer(js, cc, false, &res) == GF_OK)
+            s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     }
     return gf_nats_err(s);
 }
@@ -93,7 +102,7 @@ static int64_t nak_delay_ms(const gf_consumer_config *cc, uint64_t delivered)
     return delay < 30000 ? delay : 30000;
 }
 
-static void handle_one(gf_endpoint_run *run, natsMsg *m)
+static void handle_one(gf__endpoint_run *run, const gf_consumer_config *cc, natsMsg *m)
 {
     jsMsgMetaData *md = NULL;
     gf_msg msg = {
@@ -110,7 +119,7 @@ static void handle_one(gf_endpoint_run *run, natsMsg *m)
     jsMsgMetaData_Destroy(md);
 
     int64_t start = gf_now_mono_ns();
-    gf_err err = run->ep->on_message(run->fn, &msg);
+    gf_err err = run->ep->pull.on_message(run->host->fn, &msg);
     if (err == GF_OK) {
         natsMsg_Ack(m, NULL);
     } else if (err == GF_ERR_PERMANENT || err == GF_ERR_INVALID) {
@@ -119,31 +128,32 @@ static void handle_one(gf_endpoint_run *run, natsMsg *m)
                     (unsigned long long)msg.num_delivered, gf_err_str(err));
         natsMsg_Term(m, NULL);
     } else {
-        int64_t delay = nak_delay_ms(run->consumer, msg.num_delivered);
+        int64_t delay = nak_delay_ms(cc, msg.num_delivered);
         gf_log_warn("message will be redelivered",
                     "endpoint=%s seq=%llu deliveries=%llu err=%s delay_ms=%lld", run->ep->name,
                     (unsigned long long)msg.stream_seq, (unsigned long long)msg.num_delivered,
                     gf_err_str(err), (long long)delay);
         natsMsg_NakWithDelay(m, delay, NULL);
     }
-    gf_endpoint_record(run, start, err, NULL);
+    gf__endpoint_record(run, start, err, NULL);
 }
 
 static void *pull_thread(void *arg)
 {
-    gf_endpoint_run *run = arg;
-    const gf_runtime_config *rc = &gf_fn_config(run->fn)->runtime;
+    gf__endpoint_run *run = arg;
+    const pull_state *st = run->state;
+    const gf_runtime_config *rc = &run->host->cfg->runtime;
     int batch = (int)(rc->fetch_batch < rc->max_in_flight ? rc->fetch_batch : rc->max_in_flight);
     natsSubscription *sub = NULL;
     int errors = 0;
     if (batch < 1)
         batch = 1;
 
-    while (!atomic_load(&gf_stop_requested)) {
-        if (!sub && bind(run, &sub) != GF_OK) {
+    while (!atomic_load(run->host->stop)) {
+        if (!sub && bind(run, st->consumer, &sub) != GF_OK) {
             errors++;
             gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
-                        run->ep->name, run->consumer->name, errors);
+                        run->ep->name, st->consumer->name, errors);
             gf_sleep_ms(errors < 5 ? 200LL << errors : 5000);
             continue;
         }
@@ -152,7 +162,7 @@ static void *pull_thread(void *arg)
         if (s == NATS_OK) {
             errors = 0;
             for (int i = 0; i < list.Count; i++)
-                handle_one(run, list.Msgs[i]);
+                handle_one(run, st->consumer, list.Msgs[i]);
         } else if (s != NATS_TIMEOUT) {
             errors++;
             if (errors == 1 || errors % 10 == 0)
@@ -171,12 +181,59 @@ static void *pull_thread(void *arg)
     return NULL;
 }
 
-gf_err gf_endpoint_pull_start(gf_endpoint_run *run)
+/* The endpoint's stream and durable consumer, from config. */
+static gf_err pull_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    if (!run->consumer || !run->ep->on_message)
-        return GF_ERR_INVALID;
-    if (pthread_create(&run->thread, NULL, pull_thread, run) != 0)
-        return GF_ERR_NOMEM;
-    run->thread_started = true;
-    return GF_OK;
+    const gf_pull_endpoint *p = &run->ep->pull;
+    const gf_stream_config *sc = gf_config_stream(run->host->cfg, p->stream);
+    const gf_consumer_config *cc = pull_consumer(run);
+    if (!sc || !cc) {
+        snprintf(res->message, sizeof res->message,
+                 "endpoint %s: consumer %s/%s is not in config (jetstream.consumers)",
+                 run->ep->name, p->stream ? p->stream : "(null)",
+                 p->consumer ? p->consumer : "(null)");
+        return GF_ERR_CONFIG;
+    }
+    gf_err err = gf_provision_stream(run->host->js, sc, false, res);
+    if (err == GF_OK)
+        err = gf_provision_consumer(run->host->js, cc, false, res);
+    return err;
 }
+
+/* $SRV shows what the consumer reads: its filter subject, else the stream. */
+static void pull_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)
+{
+    const gf_consumer_config *cc = pull_consumer(run);
+    out->subject = cc && cc->filter_subject ? cc->filter_subject : run->ep->pull.stream;
+    out->queue_group = NULL;
+}
+
+static gf_err pull_start(gf__endpoint_run *run)
+{
+    const gf_consumer_config *cc = pull_consumer(run);
+    if (!cc || !run->ep->pull.on_message)
+        return GF_ERR_INVALID;
+    pull_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return GF_ERR_NOMEM;
+    st->consumer = cc;
+    run->state = st;
+    return gf__endpoint_thread_start(run, pull_thread);
+}
+
+static bool pull_stop(gf__endpoint_run *run, int64_t deadline_ms)
+{
+    if (!gf__endpoint_thread_join(run, deadline_ms))
+        return false;
+    free(run->state);
+    run->state = NULL;
+    return true;
+}
+
+const gf__endpoint_ops gf__endpoint_pull_ops = {
+    .name = "pull",
+    .provision = pull_provision,
+    .describe = pull_describe,
+    .start = pull_start,
+    .stop = pull_stop,
+};

@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "function/fn_internal.h"
+#include "core/clock.h"
+#include "endpoints/endpoint.h"
 #include "gamefn/log.h"
 #include "gamefn/wire.h"
 #include "nats/nats_err.h"
@@ -52,7 +53,7 @@ static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err er
 
 static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
 {
-    gf_endpoint_run *run = closure;
+    gf__endpoint_run *run = closure;
     int64_t start = gf_now_mono_ns();
     gf_msg req = {
         .subject = natsMsg_GetSubject(m),
@@ -61,7 +62,7 @@ static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
         .nats = m,
     };
     gf_reply reply = {0};
-    gf_err err = run->ep->on_request(run->fn, &req, &reply);
+    gf_err err = run->ep->request.on_request(run->host->fn, &req, &reply);
 
     const char *reply_to = natsMsg_GetReply(m);
     if (reply_to && reply_to[0]) {
@@ -71,49 +72,41 @@ static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
         if (s != NATS_OK)
             gf_log_warn("reply not sent", "endpoint=%s status=%d", run->ep->name, (int)s);
     }
-    gf_endpoint_record(run, start, err, reply.error);
+    gf__endpoint_record(run, start, err, reply.error);
     free(reply.data);
     natsMsg_Destroy(m);
 }
 
-gf_err gf_endpoint_request_start(gf_endpoint_run *run)
+static gf_err request_start(gf__endpoint_run *run)
 {
-    const gf_endpoint *ep = run->ep;
-    if (!ep->subject || !ep->on_request)
+    const gf_request_endpoint *rq = &run->ep->request;
+    natsConnection *nc = run->host->nc;
+    if (!rq->subject || !rq->on_request)
         return GF_ERR_INVALID;
-    natsStatus s = ep->queue_group
-                       ? natsConnection_QueueSubscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
-                                                       ep->queue_group, on_request, run)
-                       : natsConnection_Subscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
-                                                  on_request, run);
+    natsStatus s = rq->queue_group
+                       ? natsConnection_QueueSubscribe(&run->sub, nc, rq->subject, rq->queue_group,
+                                                       on_request, run)
+                       : natsConnection_Subscribe(&run->sub, nc, rq->subject, on_request, run);
     if (s == NATS_OK) /* make sure the server knows the subscription before we say "started" */
-        s = natsConnection_Flush(gf_fn_nats(run->fn));
+        s = natsConnection_Flush(nc);
     return gf_nats_err(s);
 }
 
-/* Shared by request and tick subscriptions. */
-bool gf_endpoint_drain_subscription(gf_endpoint_run *run, int64_t deadline_ms)
+static bool request_stop(gf__endpoint_run *run, int64_t deadline_ms)
 {
-    bool clean = true;
-    if (!run->sub)
-        return true;
-    int64_t left = deadline_ms - gf_now_mono_ms();
-    if (left < 1)
-        left = 1;
-    if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
-        clean = natsSubscription_WaitForDrainCompletion(run->sub, left) == NATS_OK;
-    natsSubscription_Destroy(run->sub);
-    run->sub = NULL;
-    return clean;
+    return gf__endpoint_drain_subscription(run, deadline_ms);
 }
 
-void gf_endpoint_record(gf_endpoint_run *run, int64_t start_ns, gf_err err, const char *text)
+static void request_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)
 {
-    if (!run->fn->srv)
-        return;
-    char error[320];
-    if (err != GF_OK)
-        snprintf(error, sizeof error, "%s:%s", gf_err_str(err), text && text[0] ? text : "");
-    gf_srv_record(run->fn->srv, run->index, gf_now_mono_ns() - start_ns,
-                  err == GF_OK ? NULL : error);
+    out->subject = run->ep->request.subject;
+    out->queue_group = run->ep->request.queue_group;
 }
+
+const gf__endpoint_ops gf__endpoint_request_ops = {
+    .name = "request",
+    .provision = NULL, /* core NATS: nothing to provision */
+    .describe = request_describe,
+    .start = request_start,
+    .stop = request_stop,
+};

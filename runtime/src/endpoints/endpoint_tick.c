@@ -18,10 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "function/fn_internal.h"
+#include "core/clock.h"
+#include "endpoints/endpoint.h"
 #include "gamefn/kv.h"
+#include "gamefn/lease.h"
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
+
+typedef struct tick_state {
+    kvStore *lease_kv;
+    gf_lease lease; /* owned by the ticker thread */
+} tick_state;
 
 static uint64_t header_uint(natsMsg *m, const char *key)
 {
@@ -33,49 +40,51 @@ static uint64_t header_uint(natsMsg *m, const char *key)
 
 static void on_tick(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
 {
-    gf_endpoint_run *run = closure;
+    gf__endpoint_run *run = closure;
     int64_t start = gf_now_mono_ns();
     gf_tick tick = {
         .seq = (int64_t)header_uint(m, "Gamefn-Tick-Seq"),
         .unix_ms = (int64_t)header_uint(m, "Gamefn-Tick-Time"),
         .lease_token = header_uint(m, "Gamefn-Lease-Token"),
     };
-    gf_err err = run->ep->on_tick(run->fn, &tick);
-    gf_endpoint_record(run, start, err, NULL);
+    gf_err err = run->ep->tick.on_tick(run->host->fn, &tick);
+    gf__endpoint_record(run, start, err, NULL);
     natsMsg_Destroy(m);
 }
 
-static void publish_tick(gf_endpoint_run *run, int64_t seq, int64_t now_unix)
+static void publish_tick(gf__endpoint_run *run, int64_t seq, int64_t now_unix)
 {
+    const tick_state *st = run->state;
     char buf[32];
     natsMsg *m = NULL;
-    natsStatus s = natsMsg_Create(&m, run->ep->subject, NULL, NULL, 0);
+    natsStatus s = natsMsg_Create(&m, run->ep->tick.subject, NULL, NULL, 0);
     snprintf(buf, sizeof buf, "%" PRId64, seq);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(m, "Gamefn-Tick-Seq", buf);
     snprintf(buf, sizeof buf, "%" PRId64, now_unix);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(m, "Gamefn-Tick-Time", buf);
-    snprintf(buf, sizeof buf, "%" PRIu64, run->lease.token);
+    snprintf(buf, sizeof buf, "%" PRIu64, st->lease.token);
     if (s == NATS_OK)
         s = natsMsgHeader_Set(m, "Gamefn-Lease-Token", buf);
     if (s == NATS_OK)
-        s = natsConnection_PublishMsg(gf_fn_nats(run->fn), m);
+        s = natsConnection_PublishMsg(run->host->nc, m);
     natsMsg_Destroy(m);
 }
 
 static void *ticker_thread(void *arg)
 {
-    gf_endpoint_run *run = arg;
-    int64_t period = run->ep->tick_period_ms;
+    gf__endpoint_run *run = arg;
+    tick_state *st = run->state;
+    int64_t period = run->ep->tick.period_ms;
     int64_t seq = 0;
     bool was_leader = false;
 
-    for (int64_t next = gf_now_mono_ms(); !atomic_load(&gf_stop_requested); next += period) {
-        gf_err err = gf_lease_tick(&run->lease, gf_now_unix_ms());
+    for (int64_t next = gf_now_mono_ms(); !atomic_load(run->host->stop); next += period) {
+        gf_err err = gf_lease_tick(&st->lease, gf_now_unix_ms());
         if (err == GF_OK && !was_leader) {
             gf_log_info("became tick leader", "endpoint=%s token=%" PRIu64, run->ep->name,
-                        run->lease.token);
+                        st->lease.token);
             seq = 0;
         } else if (err != GF_OK && was_leader) {
             gf_log_warn("lost tick leadership", "endpoint=%s err=%s", run->ep->name,
@@ -86,36 +95,80 @@ static void *ticker_thread(void *arg)
             publish_tick(run, ++seq, gf_now_unix_ms());
         if (gf_now_mono_ms() > next + period)
             next = gf_now_mono_ms(); /* fell behind (e.g. NATS away): do not burst */
-        gf_sleep_until(next + period, &gf_stop_requested);
+        gf_sleep_until(next + period, run->host->stop);
     }
-    if (gf_lease_release(&run->lease) == GF_OK && was_leader)
+    if (gf_lease_release(&st->lease) == GF_OK && was_leader)
         gf_log_info("released tick leadership", "endpoint=%s", run->ep->name);
     atomic_store(&run->thread_done, 1);
     return NULL;
 }
 
-gf_err gf_endpoint_tick_start(gf_endpoint_run *run)
+/* The bucket that holds the ticker's lease, from config. */
+static gf_err tick_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    const gf_endpoint *ep = run->ep;
+    const char *bucket = run->ep->tick.lease_bucket;
+    const gf_bucket_config *bc = gf_config_bucket(run->host->cfg, bucket);
+    if (!bc) {
+        snprintf(res->message, sizeof res->message,
+                 "endpoint %s: lease bucket %s is not in config (jetstream.buckets)", run->ep->name,
+                 bucket ? bucket : "(null)");
+        return GF_ERR_CONFIG;
+    }
+    return gf_provision_bucket(run->host->js, bc, false, res);
+}
+
+static void tick_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)
+{
+    out->subject = run->ep->tick.subject;
+    out->queue_group = run->ep->tick.queue_group;
+}
+
+static gf_err tick_start(gf__endpoint_run *run)
+{
+    const gf_tick_endpoint *tk = &run->ep->tick;
+    const gf__endpoint_host *host = run->host;
     char key[128];
-    if (!ep->subject || !ep->on_tick || !ep->lease_bucket || ep->tick_period_ms <= 0)
+    if (!tk->subject || !tk->on_tick || !tk->lease_bucket || tk->period_ms <= 0)
         return GF_ERR_INVALID;
-    gf_err err = gf_kv_open(gf_fn_js(run->fn), ep->lease_bucket, &run->lease_kv);
+    tick_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return GF_ERR_NOMEM;
+    run->state = st;
+    gf_err err = gf_kv_open(host->js, tk->lease_bucket, &st->lease_kv);
     if (err != GF_OK)
         return err;
-    snprintf(key, sizeof key, "tick.%s.%s", run->fn->def->name, ep->name);
-    int64_t ttl = ep->tick_period_ms * 3 > 1000 ? ep->tick_period_ms * 3 : 1000;
-    gf_lease_init(&run->lease, gf_fn_js(run->fn), run->lease_kv, key, run->fn->instance_id, ttl);
+    snprintf(key, sizeof key, "tick.%s.%s", host->function_name, run->ep->name);
+    int64_t ttl = tk->period_ms * 3 > 1000 ? tk->period_ms * 3 : 1000;
+    gf_lease_init(&st->lease, host->js, st->lease_kv, key, host->instance_id, ttl);
 
-    natsStatus s =
-        natsConnection_QueueSubscribe(&run->sub, gf_fn_nats(run->fn), ep->subject,
-                                      ep->queue_group ? ep->queue_group : ep->name, on_tick, run);
+    natsStatus s = natsConnection_QueueSubscribe(&run->sub, host->nc, tk->subject,
+                                                 tk->queue_group ? tk->queue_group : run->ep->name,
+                                                 on_tick, run);
     if (s == NATS_OK)
-        s = natsConnection_Flush(gf_fn_nats(run->fn));
+        s = natsConnection_Flush(host->nc);
     if (s != NATS_OK)
         return gf_nats_err(s);
-    if (pthread_create(&run->thread, NULL, ticker_thread, run) != 0)
-        return GF_ERR_NOMEM;
-    run->thread_started = true;
-    return GF_OK;
+    return gf__endpoint_thread_start(run, ticker_thread);
 }
+
+static bool tick_stop(gf__endpoint_run *run, int64_t deadline_ms)
+{
+    tick_state *st = run->state;
+    bool clean = gf__endpoint_thread_join(run, deadline_ms);
+    clean = gf__endpoint_drain_subscription(run, deadline_ms) && clean;
+    if (!clean)
+        return false; /* the ticker thread or a handler may still use st */
+    if (st)
+        kvStore_Destroy(st->lease_kv);
+    free(st);
+    run->state = NULL;
+    return true;
+}
+
+const gf__endpoint_ops gf__endpoint_tick_ops = {
+    .name = "tick",
+    .provision = tick_provision,
+    .describe = tick_describe,
+    .start = tick_start,
+    .stop = tick_stop,
+};

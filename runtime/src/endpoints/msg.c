@@ -1,5 +1,5 @@
 /* msg.c — accessors handlers use on a received gf_msg. */
-#include "gamefn/function.h"
+#include "gamefn/endpoint.h"
 #include "nats/nats_err.h"
 
 const char *gf_msg_header(const gf_msg *msg, const char *key)

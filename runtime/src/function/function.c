@@ -11,6 +11,12 @@
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
  *   bounded by runtime.drain_timeout; a handler still running at the deadline is
  *   abandoned (its message is redelivered) and the exit code is 1.
+ * - Endpoints are driven only through their kind's operations (endpoints/endpoint.h):
+ *   this file never looks at a kind.
+ *
+ * Folder runtime/src/function/: the lifecycle of a function instance (flags, config,
+ * connect, provision, discovery, endpoints, signals, drain) and the gf_fn accessors.
+ * It is the top layer and may use every other folder.
  */
 #define _GNU_SOURCE /* getopt_long */
 #include "gamefn/function.h"
@@ -24,12 +30,34 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fn_internal.h"
+#include "core/clock.h"
+#include "endpoints/endpoint.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
+#include "gamefn/srv.h"
 #include "gamefn/wire.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2 };
+
+/* One running instance. Written by the main thread before endpoints start and only
+ * read afterwards; the endpoints see it through `host`. */
+struct gf_fn {
+    const gf_function *def;
+    gf_config *cfg;
+    char instance_id[GF_WIRE_ID_MAX + 1];
+    char conn_name[160];
+    gf_conn *conn;
+    gf_srv *srv;
+    void *state;
+    gf__endpoint_host host;
+    gf__endpoint_run *runs; /* def->endpoints_len entries */
+};
+
+/* The process's one stop flag (the only global besides the log sink): set once by
+ * the signal thread (or the main thread on a failed start), read by every loop that
+ * must end on shutdown. */
+static atomic_int stop_requested;
 
 struct options {
     const char *config_path;
@@ -102,72 +130,59 @@ static void random_instance_id(char *buf, size_t size)
     buf[n] = '\0';
 }
 
-static gf_err provision_named(gf_fn *fn)
+/* The function's own streams and buckets, then what each endpoint needs. On failure
+ * res->message names the asset and what is wrong. */
+static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
 {
     const gf_function *def = fn->def;
     jsCtx *js = gf_conn_js(fn->conn);
-    gf_provision_result res;
     gf_err err = GF_OK;
 
+    memset(res, 0, sizeof *res);
     for (size_t i = 0; def->streams && def->streams[i]; i++) {
         const gf_stream_config *sc = gf_config_stream(fn->cfg, def->streams[i]);
         if (!sc) {
-            gf_log_error("stream not in config", "stream=%s", def->streams[i]);
+            snprintf(res->message, sizeof res->message, "stream %s is not in config",
+                     def->streams[i]);
             return GF_ERR_CONFIG;
         }
-        if ((err = gf_provision_stream(js, sc, false, &res)) != GF_OK)
-            goto fail;
+        if ((err = gf_provision_stream(js, sc, false, res)) != GF_OK)
+            return err;
     }
     for (size_t i = 0; def->buckets && def->buckets[i]; i++) {
         const gf_bucket_config *bc = gf_config_bucket(fn->cfg, def->buckets[i]);
         if (!bc) {
-            gf_log_error("bucket not in config", "bucket=%s", def->buckets[i]);
+            snprintf(res->message, sizeof res->message, "bucket %s is not in config",
+                     def->buckets[i]);
             return GF_ERR_CONFIG;
         }
-        if ((err = gf_provision_bucket(js, bc, false, &res)) != GF_OK)
-            goto fail;
+        if ((err = gf_provision_bucket(js, bc, false, res)) != GF_OK)
+            return err;
     }
     for (size_t i = 0; i < def->endpoints_len; i++) {
-        const gf_endpoint *ep = &def->endpoints[i];
-        if (ep->kind == GF_ENDPOINT_PULL) {
-            const gf_stream_config *sc = gf_config_stream(fn->cfg, ep->stream);
-            const gf_consumer_config *cc = gf_config_consumer(fn->cfg, ep->stream, ep->consumer);
-            if (!sc || !cc) {
-                gf_log_error("consumer not in config", "stream=%s consumer=%s", ep->stream,
-                             ep->consumer);
-                return GF_ERR_CONFIG;
-            }
-            fn->runs[i].consumer = cc;
-            if ((err = gf_provision_stream(js, sc, false, &res)) != GF_OK ||
-                (err = gf_provision_consumer(js, cc, false, &res)) != GF_OK)
-                goto fail;
-        } else if (ep->kind == GF_ENDPOINT_TICK) {
-            const gf_bucket_config *bc = gf_config_bucket(fn->cfg, ep->lease_bucket);
-            if (!bc) {
-                gf_log_error("lease bucket not in config", "bucket=%s", ep->lease_bucket);
-                return GF_ERR_CONFIG;
-            }
-            if ((err = gf_provision_bucket(js, bc, false, &res)) != GF_OK)
-                goto fail;
-        }
+        gf__endpoint_run *run = &fn->runs[i];
+        const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
+        if (ops->provision && (err = ops->provision(run, res)) != GF_OK)
+            return err;
     }
     return GF_OK;
-fail:;
-    char quoted[600];
-    gf_log_error("provisioning failed", "err=%s detail=%s", gf_err_str(err),
-                 gf_log_quote(quoted, sizeof quoted, res.message));
-    return err;
 }
 
 /* Provisioning retries while NATS or JetStream is not answering yet (a server that
  * just started, a cluster electing a leader); conflicts and config errors are final. */
 static gf_err provision_with_retry(gf_fn *fn)
 {
+    gf_provision_result res;
     for (int attempt = 1;; attempt++) {
-        gf_err err = provision_named(fn);
+        gf_err err = provision_named(fn, &res);
+        if (err != GF_OK) {
+            char quoted[600];
+            gf_log_error("provisioning failed", "err=%s detail=%s", gf_err_str(err),
+                         gf_log_quote(quoted, sizeof quoted, res.message));
+        }
         if (err != GF_ERR_TIMEOUT && err != GF_ERR_UNAVAILABLE)
             return err;
-        if (atomic_load(&gf_stop_requested))
+        if (atomic_load(&stop_requested))
             return err;
         int64_t delay = attempt < 6 ? 200LL << attempt : 5000;
         gf_log_warn("JetStream not ready, retrying provisioning", "attempt=%d delay_ms=%lld",
@@ -179,19 +194,8 @@ static gf_err provision_with_retry(gf_fn *fn)
 static gf_err start_endpoints(gf_fn *fn)
 {
     for (size_t i = 0; i < fn->def->endpoints_len; i++) {
-        gf_endpoint_run *run = &fn->runs[i];
-        gf_err err = GF_ERR_INVALID;
-        switch (run->ep->kind) {
-        case GF_ENDPOINT_REQUEST:
-            err = gf_endpoint_request_start(run);
-            break;
-        case GF_ENDPOINT_PULL:
-            err = gf_endpoint_pull_start(run);
-            break;
-        case GF_ENDPOINT_TICK:
-            err = gf_endpoint_tick_start(run);
-            break;
-        }
+        gf__endpoint_run *run = &fn->runs[i];
+        gf_err err = gf__endpoint_ops_of(run->ep->kind)->start(run);
         if (err != GF_OK) {
             gf_log_error("endpoint failed to start", "endpoint=%s err=%s", run->ep->name,
                          gf_err_str(err));
@@ -208,15 +212,9 @@ static gf_err start_discovery(gf_fn *fn)
     if (!eps)
         return GF_ERR_NOMEM;
     for (size_t i = 0; i < n; i++) {
-        const gf_endpoint *ep = &fn->def->endpoints[i];
-        eps[i].name = ep->name;
-        if (ep->kind == GF_ENDPOINT_PULL)
-            eps[i].subject = fn->runs[i].consumer && fn->runs[i].consumer->filter_subject
-                                 ? fn->runs[i].consumer->filter_subject
-                                 : ep->stream;
-        else
-            eps[i].subject = ep->subject;
-        eps[i].queue_group = ep->kind == GF_ENDPOINT_PULL ? NULL : ep->queue_group;
+        const gf__endpoint_run *run = &fn->runs[i];
+        gf__endpoint_ops_of(run->ep->kind)->describe(run, &eps[i]);
+        eps[i].name = run->ep->name;
     }
     gf_srv_info info = {
         .name = fn->def->name,
@@ -239,10 +237,6 @@ struct signal_watch {
     sem_t *wake;
 };
 
-/* The process's one stop flag (STYLE.md allows this global): set once by the signal
- * thread, read by every loop that must end on shutdown. */
-atomic_int gf_stop_requested;
-
 static void *signal_thread(void *arg)
 {
     struct signal_watch *w = arg;
@@ -250,7 +244,7 @@ static void *signal_thread(void *arg)
     while (sigwait(&w->set, &sig) == 0) {
         if (sig == SIGTERM || sig == SIGINT) {
             gf_log_info("stopping", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-            atomic_store(&gf_stop_requested, 1);
+            atomic_store(&stop_requested, 1);
             sem_post(w->wake);
             return NULL;
         }
@@ -263,9 +257,10 @@ static bool stop_endpoints(gf_fn *fn, int64_t deadline_ms)
 {
     bool clean = true;
     for (size_t i = 0; i < fn->def->endpoints_len; i++) {
-        if (!gf_endpoint_stop(&fn->runs[i], deadline_ms)) {
+        gf__endpoint_run *run = &fn->runs[i];
+        if (!gf__endpoint_ops_of(run->ep->kind)->stop(run, deadline_ms)) {
             gf_log_error("endpoint did not stop in time; its in-flight work will be redelivered",
-                         "endpoint=%s", fn->runs[i].ep->name);
+                         "endpoint=%s", run->ep->name);
             clean = false;
         }
     }
@@ -277,11 +272,13 @@ static int run(gf_fn *fn, sem_t *wake)
     int code = EXIT_FAILURE_RUN;
     const gf_runtime_config *rc = &fn->cfg->runtime;
 
-    gf_err err = gf_conn_open(&fn->cfg->nats, fn->conn_name, &gf_stop_requested, 0, &fn->conn);
+    gf_err err = gf_conn_open(&fn->cfg->nats, fn->conn_name, &stop_requested, 0, &fn->conn);
     if (err == GF_ERR_CONFIG)
         return EXIT_USAGE;
     if (err != GF_OK) /* stopped by a signal while NATS was away: a clean stop */
-        return atomic_load(&gf_stop_requested) ? EXIT_CLEAN : EXIT_FAILURE_RUN;
+        return atomic_load(&stop_requested) ? EXIT_CLEAN : EXIT_FAILURE_RUN;
+    fn->host.nc = gf_conn_nats(fn->conn);
+    fn->host.js = gf_conn_js(fn->conn);
 
     err = provision_with_retry(fn);
     if (err != GF_OK)
@@ -290,11 +287,13 @@ static int run(gf_fn *fn, sem_t *wake)
         gf_log_error("init failed", "err=%s", gf_err_str(err));
         return EXIT_FAILURE_RUN;
     }
-    /* Discovery first: fn->srv is then fixed before any handler thread reads it. */
-    if ((err = start_discovery(fn)) != GF_OK)
+    /* Discovery first: the host's srv is then fixed before any handler thread reads it. */
+    if ((err = start_discovery(fn)) != GF_OK) {
         gf_log_error("discovery failed to start", "err=%s", gf_err_str(err));
-    else
+    } else {
+        fn->host.srv = fn->srv;
         err = start_endpoints(fn);
+    }
     if (err == GF_OK) {
         gf_log_info("started", "version=%s instance=%s endpoints=%zu", fn->def->version,
                     fn->instance_id, fn->def->endpoints_len);
@@ -303,13 +302,14 @@ static int run(gf_fn *fn, sem_t *wake)
         code = EXIT_CLEAN;
     }
 
-    atomic_store(&gf_stop_requested, 1);
+    atomic_store(&stop_requested, 1);
     int64_t deadline = gf_now_mono_ms() + rc->drain_timeout_ms;
     bool abandoned = !stop_endpoints(fn, deadline);
     if (abandoned)
         code = EXIT_FAILURE_RUN;
     if (fn->def->fini)
         fn->def->fini(fn);
+    fn->host.srv = NULL;
     gf_srv_stop(fn->srv);
     fn->srv = NULL;
     int64_t left = deadline - gf_now_mono_ms();
@@ -382,9 +382,23 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     fn->runs = calloc(def->endpoints_len ? def->endpoints_len : 1, sizeof *fn->runs);
     if (!fn->runs)
         goto out;
+    fn->host = (gf__endpoint_host){
+        .fn = fn,
+        .function_name = def->name,
+        .instance_id = fn->instance_id,
+        .cfg = fn->cfg,
+        .stop = &stop_requested,
+    };
     for (size_t i = 0; i < def->endpoints_len; i++) {
-        fn->runs[i].fn = fn;
-        fn->runs[i].ep = &def->endpoints[i];
+        const gf_endpoint *ep = &def->endpoints[i];
+        if (!gf__endpoint_ops_of(ep->kind)) {
+            fprintf(stderr, "%s: endpoint %zu (%s) has no known kind (%d)\n", def->name, i,
+                    ep->name ? ep->name : "unnamed", (int)ep->kind);
+            code = EXIT_USAGE;
+            goto out;
+        }
+        fn->runs[i].host = &fn->host;
+        fn->runs[i].ep = ep;
         fn->runs[i].index = i;
     }
     /* Static: the detached signal thread may outlive this frame until exit. */
@@ -448,5 +462,5 @@ void *gf_fn_state(const gf_fn *fn)
 
 bool gf_fn_stopping(const gf_fn *fn)
 {
-    return atomic_load(&gf_stop_requested) != 0;
+    return atomic_load(&stop_requested) != 0;
 }
