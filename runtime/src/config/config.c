@@ -25,7 +25,7 @@ enum { CFG_FILE_MAX = 16 * 1024 * 1024 };
 
 static gf_err nomem(gf_config_error *err, const char *name)
 {
-    cfg_error_set(err, name, 0, 0, NULL, "out of memory");
+    gf__cfg_error_set(err, name, 0, 0, NULL, "out of memory");
     return GF_ERR_NOMEM;
 }
 
@@ -34,30 +34,31 @@ static gf_err nomem(gf_config_error *err, const char *name)
 static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_section *section,
                             gf_config *cfg)
 {
-    const cfg_node *key = cfg_node_get_key(root, "functions");
+    const cfg_node *key = gf__cfg_node_get_key(root, "functions");
     const cfg_node *fns = key ? key->next : NULL;
     gf_err rc = GF_OK;
-    size_t saved = cfg_walk_push_key(w, "functions");
+    size_t saved = gf__cfg_walk_push_key(w, "functions");
 
-    if (!cfg_node_is_null(fns) && fns->kind != CFG_NODE_MAPPING) {
-        rc = cfg_walk_fail(w, fns->line, fns->column,
-                           "expected a mapping of function names, got %s", cfg_node_kind_name(fns));
+    if (!gf__cfg_node_is_null(fns) && fns->kind != CFG_NODE_MAPPING) {
+        rc = gf__cfg_walk_fail(w, fns->line, fns->column,
+                               "expected a mapping of function names, got %s",
+                               gf__cfg_node_kind_name(fns));
         goto out;
     }
-    for (const cfg_node *k = cfg_node_is_null(fns) ? NULL : fns->child; k && k->next;
+    for (const cfg_node *k = gf__cfg_node_is_null(fns) ? NULL : fns->child; k && k->next;
          k = k->next->next) {
         if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0) {
-            rc = cfg_walk_fail(w, k->line, k->column,
-                               "a function name must be a non-empty "
-                               "scalar");
+            rc = gf__cfg_walk_fail(w, k->line, k->column,
+                                   "a function name must be a non-empty "
+                                   "scalar");
             goto out;
         }
         for (const cfg_node *o = fns->child; o != k; o = o->next->next) {
             if (o->kind == CFG_NODE_SCALAR && strcmp(o->text, k->text) == 0) {
-                size_t s2 = cfg_walk_push_key(w, k->text);
-                rc = cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
-                                   o->line);
-                cfg_walk_pop(w, s2);
+                size_t s2 = gf__cfg_walk_push_key(w, k->text);
+                rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
+                                       o->line);
+                gf__cfg_walk_pop(w, s2);
                 goto out;
             }
         }
@@ -65,19 +66,19 @@ static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_s
     if (!section)
         goto out;
 
-    void *mem = cfg_arena_calloc(w->arena, 1, section->table->size);
+    void *mem = gf__cfg_arena_calloc(w->arena, 1, section->table->size);
     if (!mem) {
         rc = nomem(w->err, w->file);
         goto out;
     }
-    const cfg_node *mine = cfg_node_is_null(fns) ? NULL : cfg_node_get(fns, section->name);
+    const cfg_node *mine = gf__cfg_node_is_null(fns) ? NULL : gf__cfg_node_get(fns, section->name);
     const cfg_node *at = mine ? mine : fns ? fns : key ? key : root;
-    cfg_walk_push_key(w, section->name);
-    rc = cfg_walk_table(w, section->table, mine, at->line, at->column, mem, NULL);
+    gf__cfg_walk_push_key(w, section->name);
+    rc = gf__cfg_walk_table(w, section->table, mine, at->line, at->column, mem, NULL);
     if (rc == GF_OK)
         cfg->function = mem;
 out:
-    cfg_walk_pop(w, saved);
+    gf__cfg_walk_pop(w, saved);
     return rc;
 }
 
@@ -95,57 +96,58 @@ gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
 
     if (!err)
         err = &local;
-    cfg_error_clear(err);
+    gf__cfg_error_clear(err);
     if (!name)
         name = "<string>";
-    cfg_walk_init(&w, name, NULL, err);
+    gf__cfg_walk_init(&w, name, NULL, err);
     if (!out || (!yaml && len) ||
         (section && (!section->name || !*section->name || !section->table))) {
-        cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_load");
+        gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_load");
         return GF_ERR_INVALID;
     }
     *out = NULL;
-    if (!(arena = cfg_arena_new()) || !(tree = cfg_arena_new()) ||
-        !(cfg = cfg_arena_calloc(arena, 1, sizeof(*cfg))) ||
-        !(cfg->path = cfg_arena_strdup(arena, name))) {
+    if (!(arena = gf__cfg_arena_new()) || !(tree = gf__cfg_arena_new()) ||
+        !(cfg = gf__cfg_arena_calloc(arena, 1, sizeof(*cfg))) ||
+        !(cfg->path = gf__cfg_arena_strdup(arena, name))) {
         rc = nomem(err, name);
         goto out;
     }
     cfg->arena = arena;
     w.arena = arena;
 
-    if ((rc = cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
+    if ((rc = gf__cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
         goto out;
-    if (cfg_node_is_null(root)) {
-        cfg_error_set(err, name, root ? root->line : 0, root ? root->column : 0, NULL,
-                      "the configuration is empty");
+    if (gf__cfg_node_is_null(root)) {
+        gf__cfg_error_set(err, name, root ? root->line : 0, root ? root->column : 0, NULL,
+                          "the configuration is empty");
         rc = GF_ERR_CONFIG;
         goto out;
     }
     if (root->kind != CFG_NODE_MAPPING) {
-        cfg_error_set(err, name, root->line, root->column, NULL,
-                      "expected a mapping of sections (nats, log, runtime, jetstream, "
-                      "functions) at the top level, got %s",
-                      cfg_node_kind_name(root));
+        gf__cfg_error_set(err, name, root->line, root->column, NULL,
+                          "expected a mapping of sections (nats, log, runtime, jetstream, "
+                          "functions) at the top level, got %s",
+                          gf__cfg_node_kind_name(root));
         rc = GF_ERR_CONFIG;
         goto out;
     }
-    rc = cfg_walk_table(&w, gf_config_schema(""), root, root->line, root->column, cfg, "functions");
+    rc = gf__cfg_walk_table(&w, gf_config_schema(""), root, root->line, root->column, cfg,
+                            "functions");
     if (rc == GF_OK)
         rc = read_function(&w, root, section, cfg);
     if (rc == GF_OK) {
-        size_t saved = cfg_walk_push_key(&w, "jetstream");
-        rc = cfg_check_jetstream(&w, &cfg->jetstream, cfg_node_get(root, "jetstream"));
-        cfg_walk_pop(&w, saved);
+        size_t saved = gf__cfg_walk_push_key(&w, "jetstream");
+        rc = gf__cfg_check_jetstream(&w, &cfg->jetstream, gf__cfg_node_get(root, "jetstream"));
+        gf__cfg_walk_pop(&w, saved);
     }
     if (rc == GF_OK)
-        rc = cfg_env_apply(cfg, err);
+        rc = gf__cfg_env_apply(cfg, err);
     if (rc == GF_OK) {
         *out = cfg;
         arena = NULL;
     }
 out:
-    cfg_walk_fini(&w);
+    gf__cfg_walk_fini(&w);
     gf_config_arena_free(tree);
     gf_config_arena_free(arena);
     return rc;
@@ -162,15 +164,15 @@ gf_err gf_config_load(const char *path, const gf_config_section *section, gf_con
 
     if (!err)
         err = &local;
-    cfg_error_clear(err);
+    gf__cfg_error_clear(err);
     if (out)
         *out = NULL;
     if (!path || !out) {
-        cfg_error_set(err, path, 0, 0, NULL, "invalid arguments to gf_config_load");
+        gf__cfg_error_set(err, path, 0, 0, NULL, "invalid arguments to gf_config_load");
         return GF_ERR_INVALID;
     }
     if (!(f = fopen(path, "rb"))) {
-        cfg_error_set(err, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+        gf__cfg_error_set(err, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
         return GF_ERR_IO;
     }
     for (;;) {
@@ -183,8 +185,8 @@ gf_err gf_config_load(const char *path, const gf_config_section *section, gf_con
                 if (ncap > cap) {
                     rc = nomem(err, path);
                 } else {
-                    cfg_error_set(err, path, 0, 0, NULL, "file is larger than %d MiB",
-                                  CFG_FILE_MAX / (1024 * 1024));
+                    gf__cfg_error_set(err, path, 0, 0, NULL, "file is larger than %d MiB",
+                                      CFG_FILE_MAX / (1024 * 1024));
                     rc = GF_ERR_CONFIG;
                 }
                 goto out;
@@ -196,7 +198,7 @@ gf_err gf_config_load(const char *path, const gf_config_section *section, gf_con
         len += n;
         if (n == 0) {
             if (ferror(f)) {
-                cfg_error_set(err, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
+                gf__cfg_error_set(err, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
                 rc = GF_ERR_IO;
                 goto out;
             }
@@ -231,32 +233,33 @@ gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
 
     if (!err)
         err = &local;
-    cfg_error_clear(err);
+    gf__cfg_error_clear(err);
     if (!name)
         name = "<string>";
-    cfg_walk_init(&w, name, NULL, err);
+    gf__cfg_walk_init(&w, name, NULL, err);
     if (!table || !out || !arena_out || (!yaml && len) || table->size == 0) {
-        cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_parse_table");
+        gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_parse_table");
         return GF_ERR_INVALID;
     }
     *arena_out = NULL;
-    if (!(arena = cfg_arena_new()) || !(tree = cfg_arena_new()) ||
-        !(tmp = cfg_arena_calloc(tree, 1, table->size))) {
+    if (!(arena = gf__cfg_arena_new()) || !(tree = gf__cfg_arena_new()) ||
+        !(tmp = gf__cfg_arena_calloc(tree, 1, table->size))) {
         rc = nomem(err, name);
         goto out;
     }
     w.arena = arena;
-    if ((rc = cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
+    if ((rc = gf__cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
         goto out;
     /* An empty fragment is an absent section: every default applies. */
-    rc = cfg_walk_table(&w, table, root, root ? root->line : 1, root ? root->column : 1, tmp, NULL);
+    rc = gf__cfg_walk_table(&w, table, root, root ? root->line : 1, root ? root->column : 1, tmp,
+                            NULL);
     if (rc == GF_OK) {
         memcpy(out, tmp, table->size);
         *arena_out = arena;
         arena = NULL;
     }
 out:
-    cfg_walk_fini(&w);
+    gf__cfg_walk_fini(&w);
     gf_config_arena_free(tree);
     gf_config_arena_free(arena);
     return rc;

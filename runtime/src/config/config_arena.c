@@ -26,7 +26,7 @@ struct gf_config_arena {
     arena_chunk *chunks; /* newest first; only the newest has room to bump */
 };
 
-struct gf_config_arena *cfg_arena_new(void)
+struct gf_config_arena *gf__cfg_arena_new(void)
 {
     return calloc(1, sizeof(struct gf_config_arena));
 }
@@ -44,7 +44,7 @@ void gf_config_arena_free(struct gf_config_arena *a)
     free(a);
 }
 
-void *cfg_arena_calloc(struct gf_config_arena *a, size_t n, size_t size)
+void *gf__cfg_arena_calloc(struct gf_config_arena *a, size_t n, size_t size)
 {
     const size_t align = alignof(max_align_t);
     if (size != 0 && n > SIZE_MAX / size)
@@ -73,17 +73,17 @@ void *cfg_arena_calloc(struct gf_config_arena *a, size_t n, size_t size)
     return p;
 }
 
-char *cfg_arena_strndup(struct gf_config_arena *a, const char *s, size_t len)
+char *gf__cfg_arena_strndup(struct gf_config_arena *a, const char *s, size_t len)
 {
     if (len == SIZE_MAX)
         return NULL;
-    char *p = cfg_arena_calloc(a, len + 1, 1);
+    char *p = gf__cfg_arena_calloc(a, len + 1, 1);
     if (p && len)
         memcpy(p, s, len);
     return p;
 }
 
-char *cfg_arena_strdup(struct gf_config_arena *a, const char *s)
+char *gf__cfg_arena_strdup(struct gf_config_arena *a, const char *s)
 {
-    return cfg_arena_strndup(a, s, strlen(s));
+    return gf__cfg_arena_strndup(a, s, strlen(s));
 }

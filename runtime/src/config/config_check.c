@@ -17,7 +17,7 @@ static bool is_ctl(unsigned char c)
     return c < 0x20 || c == 0x7f;
 }
 
-const char *cfg_check_name(const char *name)
+const char *gf__cfg_check_name(const char *name)
 {
     if (!name || !*name)
         return "is empty";
@@ -39,7 +39,7 @@ static bool is_word(unsigned char c)
            c == '-';
 }
 
-const char *cfg_check_bucket_name(const char *name)
+const char *gf__cfg_check_bucket_name(const char *name)
 {
     if (!name || !*name)
         return "is empty";
@@ -52,7 +52,7 @@ const char *cfg_check_bucket_name(const char *name)
     return NULL;
 }
 
-const char *cfg_check_subject(const char *subject)
+const char *gf__cfg_check_subject(const char *subject)
 {
     if (!subject || !*subject)
         return "is empty";
@@ -76,7 +76,7 @@ const char *cfg_check_subject(const char *subject)
     }
 }
 
-const char *cfg_check_instance_id(const char *id)
+const char *gf__cfg_check_instance_id(const char *id)
 {
     if (!id || !*id)
         return "is empty";
@@ -89,7 +89,7 @@ const char *cfg_check_instance_id(const char *id)
     return NULL;
 }
 
-const char *cfg_check_server_url(const char *url)
+const char *gf__cfg_check_server_url(const char *url)
 {
     if (!url || !*url)
         return "is empty";
@@ -111,7 +111,7 @@ const char *cfg_check_server_url(const char *url)
     return NULL;
 }
 
-bool cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p)
+bool gf__cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p)
 {
     bool creds = n->credentials != NULL;
     bool seed = n->nkey_seed != NULL;
@@ -143,8 +143,8 @@ bool cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p)
 static void item_mark(const cfg_node *js_node, const char *list, size_t i, const char *key,
                       int *line, int *col)
 {
-    const cfg_node *item = cfg_node_at(cfg_node_get(js_node, list), i);
-    const cfg_node *v = cfg_node_get(item, key);
+    const cfg_node *item = gf__cfg_node_at(gf__cfg_node_get(js_node, list), i);
+    const cfg_node *v = gf__cfg_node_get(item, key);
     const cfg_node *best = v ? v : item ? item : js_node;
     *line = best ? best->line : 0;
     *col = best ? best->column : 0;
@@ -157,13 +157,13 @@ static gf_err fail_at(cfg_walk *w, const cfg_node *js_node, const char *list, si
     char path[64];
     item_mark(js_node, list, i, key, &line, &col);
     snprintf(path, sizeof(path), "%s[%zu].%s", list, i, key);
-    size_t saved = cfg_walk_push_key(w, path);
+    size_t saved = gf__cfg_walk_push_key(w, path);
     gf_err rc;
     if (first_line > 0)
-        rc = cfg_walk_fail(w, line, col, "%s '%s' (first at line %d)", what, name, first_line);
+        rc = gf__cfg_walk_fail(w, line, col, "%s '%s' (first at line %d)", what, name, first_line);
     else
-        rc = cfg_walk_fail(w, line, col, "%s '%s'", what, name);
-    cfg_walk_pop(w, saved);
+        rc = gf__cfg_walk_fail(w, line, col, "%s '%s'", what, name);
+    gf__cfg_walk_pop(w, saved);
     return rc;
 }
 
@@ -174,7 +174,7 @@ static int line_of(const cfg_node *js_node, const char *list, size_t i)
     return line;
 }
 
-gf_err cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const cfg_node *js_node)
+gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const cfg_node *js_node)
 {
     for (size_t i = 0; i < js->streams_len; i++) {
         const char *name = js->streams[i].name;

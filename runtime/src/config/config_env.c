@@ -38,7 +38,7 @@ static const char *env(const char *name)
 
 static gf_err nomem(gf_config_error *err, const char *var)
 {
-    cfg_error_set(err, var, 0, 0, NULL, "out of memory");
+    gf__cfg_error_set(err, var, 0, 0, NULL, "out of memory");
     return GF_ERR_NOMEM;
 }
 
@@ -53,7 +53,7 @@ static gf_err apply_servers(gf_config *cfg, const char *value, gf_config_error *
     size_t n = 1;
     for (const char *p = value; *p; p++)
         n += *p == ',';
-    const char **list = cfg_arena_calloc(cfg->arena, n, sizeof(*list));
+    const char **list = gf__cfg_arena_calloc(cfg->arena, n, sizeof(*list));
     if (!list)
         return nomem(err, var);
 
@@ -68,16 +68,16 @@ static gf_err apply_servers(gf_config *cfg, const char *value, gf_config_error *
         while (b > a && is_space(b[-1]))
             b--;
         if (a == b) {
-            cfg_error_set(err, var, 0, 0, "nats.servers",
-                          "entry %zu of the comma-separated list is empty", i);
+            gf__cfg_error_set(err, var, 0, 0, "nats.servers",
+                              "entry %zu of the comma-separated list is empty", i);
             return GF_ERR_CONFIG;
         }
-        char *url = cfg_arena_strndup(cfg->arena, a, (size_t)(b - a));
+        char *url = gf__cfg_arena_strndup(cfg->arena, a, (size_t)(b - a));
         if (!url)
             return nomem(err, var);
-        const char *why = cfg_check_server_url(url);
+        const char *why = gf__cfg_check_server_url(url);
         if (why) {
-            cfg_error_set(err, var, 0, 0, "nats.servers", "entry %zu %s", i, why);
+            gf__cfg_error_set(err, var, 0, 0, "nats.servers", "entry %zu %s", i, why);
             return GF_ERR_CONFIG;
         }
         list[i] = url;
@@ -99,18 +99,18 @@ static gf_err apply_level(gf_config *cfg, const char *value, gf_config_error *er
             f = &t->fields[i];
     }
     if (!f) {
-        cfg_error_set(err, "GAMEFN_LOG_LEVEL", 0, 0, "log.level", "internal: no log.level row");
+        gf__cfg_error_set(err, "GAMEFN_LOG_LEVEL", 0, 0, "log.level", "internal: no log.level row");
         return GF_ERR_CONFIG;
     }
-    if (!cfg_value_parse(f, GF_CFG_ENUM, value, &s, why, sizeof(why))) {
-        cfg_error_set(err, "GAMEFN_LOG_LEVEL", 0, 0, "log.level", "%s", why);
+    if (!gf__cfg_value_parse(f, GF_CFG_ENUM, value, &s, why, sizeof(why))) {
+        gf__cfg_error_set(err, "GAMEFN_LOG_LEVEL", 0, 0, "log.level", "%s", why);
         return GF_ERR_CONFIG;
     }
     cfg->log.level = s.e;
     return GF_OK;
 }
 
-gf_err cfg_env_apply(gf_config *cfg, gf_config_error *err)
+gf_err gf__cfg_env_apply(gf_config *cfg, gf_config_error *err)
 {
     const char *v = NULL;
     const char *auth_var = NULL; /* first authentication variable applied */
@@ -121,7 +121,7 @@ gf_err cfg_env_apply(gf_config *cfg, gf_config_error *err)
     for (size_t i = 0; i < sizeof(auth_vars) / sizeof(auth_vars[0]); i++) {
         if ((v = env(auth_vars[i].var)) == NULL)
             continue;
-        char *copy = cfg_arena_strdup(cfg->arena, v);
+        char *copy = gf__cfg_arena_strdup(cfg->arena, v);
         if (!copy)
             return nomem(err, auth_vars[i].var);
         memcpy((unsigned char *)cfg + auth_vars[i].offset, &copy, sizeof(copy));
@@ -131,25 +131,25 @@ gf_err cfg_env_apply(gf_config *cfg, gf_config_error *err)
     if ((v = env("GAMEFN_LOG_LEVEL")) != NULL && (rc = apply_level(cfg, v, err)) != GF_OK)
         return rc;
     if ((v = env("GAMEFN_INSTANCE_ID")) != NULL) {
-        const char *why = cfg_check_instance_id(v);
+        const char *why = gf__cfg_check_instance_id(v);
         if (why) {
-            cfg_error_set(err, "GAMEFN_INSTANCE_ID", 0, 0, "runtime.instance_id", "instance id %s",
-                          why);
+            gf__cfg_error_set(err, "GAMEFN_INSTANCE_ID", 0, 0, "runtime.instance_id",
+                              "instance id %s", why);
             return GF_ERR_CONFIG;
         }
-        if (!(cfg->runtime.instance_id = cfg_arena_strdup(cfg->arena, v)))
+        if (!(cfg->runtime.instance_id = gf__cfg_arena_strdup(cfg->arena, v)))
             return nomem(err, "GAMEFN_INSTANCE_ID");
     }
     if (auth_var) {
         gf_cfg_problem p;
         memset(&p, 0, sizeof(p));
-        if (!cfg_check_nats_auth(&cfg->nats, &p)) {
+        if (!gf__cfg_check_nats_auth(&cfg->nats, &p)) {
             char key[64] = "nats";
             if (p.key) {
                 strcat(key, ".");
                 strncat(key, p.key, sizeof(key) - 6);
             }
-            cfg_error_set(err, auth_var, 0, 0, key, "%s (after environment overrides)", p.text);
+            gf__cfg_error_set(err, auth_var, 0, 0, key, "%s (after environment overrides)", p.text);
             return GF_ERR_CONFIG;
         }
     }

@@ -12,6 +12,6 @@
 
 #include "gamefn/config.h"
 
-gf_err cfg_env_apply(gf_config *cfg, gf_config_error *err);
+gf_err gf__cfg_env_apply(gf_config *cfg, gf_config_error *err);
 
 #endif

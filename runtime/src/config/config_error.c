@@ -21,14 +21,14 @@ static void copy_str(char *dst, size_t size, const char *src)
     dst[n] = '\0';
 }
 
-void cfg_error_clear(gf_config_error *err)
+void gf__cfg_error_clear(gf_config_error *err)
 {
     if (err)
         memset(err, 0, sizeof(*err));
 }
 
-void cfg_error_set(gf_config_error *err, const char *file, int line, int column, const char *key,
-                   const char *fmt, ...)
+void gf__cfg_error_set(gf_config_error *err, const char *file, int line, int column,
+                       const char *key, const char *fmt, ...)
 {
     if (!err)
         return;
@@ -58,7 +58,7 @@ void cfg_error_set(gf_config_error *err, const char *file, int line, int column,
     snprintf(err->message + off, cap - off, ": %s", err->text);
 }
 
-char *cfg_error_quote(char *buf, size_t size, const char *s, size_t len)
+char *gf__cfg_error_quote(char *buf, size_t size, const char *s, size_t len)
 {
     size_t o = 0;
     size_t i = 0;

@@ -3,7 +3,7 @@
  *
  * The message is "file:line:column: key 'a.b': text"; the place is left out when
  * line is 0 and the key part when key is NULL or empty. Text that quotes input
- * goes through cfg_error_quote() so control bytes never reach a terminal or log.
+ * goes through gf__cfg_error_quote() so control bytes never reach a terminal or log.
  */
 #ifndef GAMEFN_CONFIG_ERROR_H
 #define GAMEFN_CONFIG_ERROR_H
@@ -13,13 +13,13 @@
 #include "gamefn/config.h"
 
 /* err may be NULL. Overwrites whatever *err held. */
-void cfg_error_set(gf_config_error *err, const char *file, int line, int column, const char *key,
-                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+void gf__cfg_error_set(gf_config_error *err, const char *file, int line, int column,
+                       const char *key, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-void cfg_error_clear(gf_config_error *err);
+void gf__cfg_error_clear(gf_config_error *err);
 
 /* Copies at most ~40 bytes of s[0..len) into buf, printable ASCII only (others as '?'),
  * with "..." when cut. Returns buf. */
-char *cfg_error_quote(char *buf, size_t size, const char *s, size_t len);
+char *gf__cfg_error_quote(char *buf, size_t size, const char *s, size_t len);
 
 #endif

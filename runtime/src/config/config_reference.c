@@ -56,7 +56,7 @@ static void put_code(FILE *f, const char *s)
 
 static void put_type(FILE *f, const gf_cfg_field *fd)
 {
-    fputs(cfg_value_type_name(fd->type), f);
+    fputs(gf__cfg_value_type_name(fd->type), f);
     if (fd->type != GF_CFG_ENUM)
         return;
     fputs(": ", f);
@@ -72,7 +72,7 @@ static void put_default(FILE *f, const gf_cfg_field *fd)
         put_code(f, fd->def);
     else if (fd->type == GF_CFG_STRING)
         fputs("unset", f);
-    else if (cfg_value_is_list(fd->type))
+    else if (gf__cfg_value_is_list(fd->type))
         fputs("`[]`", f);
 }
 
@@ -85,7 +85,7 @@ static void write_rows(FILE *f, const gf_cfg_table *t, const char *prefix, int d
     for (size_t i = 0; i < t->nfields; i++) {
         const gf_cfg_field *fd = &t->fields[i];
         snprintf(key, sizeof(key), "%s%s%s", prefix, *prefix ? "." : "", fd->key);
-        cfg_value_range_text(fd, range, sizeof(range));
+        gf__cfg_value_range_text(fd, range, sizeof(range));
         fprintf(f, "| `%s` | ", key);
         put_type(f, fd);
         fputs(" | ", f);
@@ -146,55 +146,57 @@ static gf_err check_field(cfg_walk *w, const gf_cfg_table *t, const gf_cfg_field
 {
     size_t msize = f->type == GF_CFG_OBJECT && f->sub ? f->sub->size : member_size(f->type);
     if ((int)f->type < GF_CFG_STRING || f->type > GF_CFG_OBJECT_LIST)
-        return cfg_walk_fail(w, 0, 0, "unknown type %d", (int)f->type);
+        return gf__cfg_walk_fail(w, 0, 0, "unknown type %d", (int)f->type);
     if (f->offset > t->size || msize > t->size - f->offset)
-        return cfg_walk_fail(w, 0, 0, "offset %zu is outside the %zu-byte struct", f->offset,
-                             t->size);
-    if (cfg_value_is_list(f->type) &&
+        return gf__cfg_walk_fail(w, 0, 0, "offset %zu is outside the %zu-byte struct", f->offset,
+                                 t->size);
+    if (gf__cfg_value_is_list(f->type) &&
         (f->count_offset > t->size || sizeof(size_t) > t->size - f->count_offset ||
          f->count_offset == f->offset))
-        return cfg_walk_fail(w, 0, 0, "list has no valid count_offset");
+        return gf__cfg_walk_fail(w, 0, 0, "list has no valid count_offset");
     if (f->type == GF_CFG_ENUM && (!f->enums || !f->enums[0].name))
-        return cfg_walk_fail(w, 0, 0, "enum without values");
+        return gf__cfg_walk_fail(w, 0, 0, "enum without values");
     if ((f->type == GF_CFG_OBJECT || f->type == GF_CFG_OBJECT_LIST) &&
         (!f->sub || f->sub->size == 0))
-        return cfg_walk_fail(w, 0, 0, "%s without a sub-table", cfg_value_type_name(f->type));
+        return gf__cfg_walk_fail(w, 0, 0, "%s without a sub-table",
+                                 gf__cfg_value_type_name(f->type));
     if (f->type == GF_CFG_OBJECT && f->def)
-        return cfg_walk_fail(w, 0, 0, "an object takes its defaults from its sub-table, not def");
+        return gf__cfg_walk_fail(w, 0, 0,
+                                 "an object takes its defaults from its sub-table, not def");
     if (f->required && f->def)
-        return cfg_walk_fail(w, 0, 0, "required and has a default");
+        return gf__cfg_walk_fail(w, 0, 0, "required and has a default");
     if (!(f->min == 0 && f->max == 0) && f->max < f->min)
-        return cfg_walk_fail(w, 0, 0, "min is above max");
+        return gf__cfg_walk_fail(w, 0, 0, "min is above max");
     if (f->type == GF_CFG_OBJECT || f->type == GF_CFG_OBJECT_LIST) {
-        struct gf_config_arena *a = cfg_arena_new();
-        void *sub = a ? cfg_arena_calloc(a, 1, f->sub->size) : NULL;
+        struct gf_config_arena *a = gf__cfg_arena_new();
+        void *sub = a ? gf__cfg_arena_calloc(a, 1, f->sub->size) : NULL;
         gf_err rc = sub ? check_table(w, f->sub, sub, depth + 1) : GF_ERR_NOMEM;
         gf_config_arena_free(a);
         if (rc != GF_OK || f->type == GF_CFG_OBJECT)
             return rc;
     }
-    return cfg_walk_default(w, f, 0, 0, buf);
+    return gf__cfg_walk_default(w, f, 0, 0, buf);
 }
 
 static gf_err check_table(cfg_walk *w, const gf_cfg_table *t, void *buf, int depth)
 {
     if (depth > NEST_MAX)
-        return cfg_walk_fail(w, 0, 0, "tables nest deeper than %d (a cycle?)", NEST_MAX);
+        return gf__cfg_walk_fail(w, 0, 0, "tables nest deeper than %d (a cycle?)", NEST_MAX);
     if (!t->fields && t->nfields)
-        return cfg_walk_fail(w, 0, 0, "table %s has no rows", t->name ? t->name : "?");
+        return gf__cfg_walk_fail(w, 0, 0, "table %s has no rows", t->name ? t->name : "?");
     for (size_t i = 0; i < t->nfields; i++) {
         const char *key = t->fields[i].key;
         if (!key || !*key || strpbrk(key, ". []\t"))
-            return cfg_walk_fail(w, 0, 0, "row %zu has an empty or malformed key", i);
-        size_t saved = cfg_walk_push_key(w, key);
+            return gf__cfg_walk_fail(w, 0, 0, "row %zu has an empty or malformed key", i);
+        size_t saved = gf__cfg_walk_push_key(w, key);
         gf_err rc = GF_OK;
         for (size_t j = 0; j < i && rc == GF_OK; j++) {
             if (strcmp(t->fields[j].key, key) == 0)
-                rc = cfg_walk_fail(w, 0, 0, "key appears twice in the table");
+                rc = gf__cfg_walk_fail(w, 0, 0, "key appears twice in the table");
         }
         if (rc == GF_OK)
             rc = check_field(w, t, &t->fields[i], buf, depth);
-        cfg_walk_pop(w, saved);
+        gf__cfg_walk_pop(w, saved);
         if (rc != GF_OK)
             return rc;
     }
@@ -211,20 +213,20 @@ gf_err gf_config_table_check(const gf_cfg_table *table, gf_config_error *err)
 
     if (!err)
         err = &local;
-    cfg_error_clear(err);
+    gf__cfg_error_clear(err);
     if (!table || table->size == 0) {
-        cfg_error_set(err, "table", 0, 0, NULL, "no table, or a table of size 0");
+        gf__cfg_error_set(err, "table", 0, 0, NULL, "no table, or a table of size 0");
         return GF_ERR_INVALID;
     }
     const char *name = table->name ? table->name : "table";
-    if (!(arena = cfg_arena_new()) || !(buf = cfg_arena_calloc(arena, 1, table->size))) {
+    if (!(arena = gf__cfg_arena_new()) || !(buf = gf__cfg_arena_calloc(arena, 1, table->size))) {
         gf_config_arena_free(arena);
-        cfg_error_set(err, name, 0, 0, NULL, "out of memory");
+        gf__cfg_error_set(err, name, 0, 0, NULL, "out of memory");
         return GF_ERR_NOMEM;
     }
-    cfg_walk_init(&w, name, arena, err);
+    gf__cfg_walk_init(&w, name, arena, err);
     rc = check_table(&w, table, buf, 0);
-    cfg_walk_fini(&w);
+    gf__cfg_walk_fini(&w);
     gf_config_arena_free(arena);
     return rc == GF_OK ? GF_OK : GF_ERR_INVALID;
 }

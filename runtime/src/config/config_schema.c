@@ -63,7 +63,7 @@ static bool nats_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_nats_config *n = obj;
     for (size_t i = 0; i < n->servers_len; i++) {
-        const char *why = cfg_check_server_url(n->servers[i]);
+        const char *why = gf__cfg_check_server_url(n->servers[i]);
         if (why) {
             p->key = "servers";
             snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
@@ -75,7 +75,7 @@ static bool nats_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "must be at least reconnect_wait");
         return false;
     }
-    return cfg_check_nats_auth(n, p);
+    return gf__cfg_check_nats_auth(n, p);
 }
 
 static const gf_cfg_field nats_rows[] = {
@@ -186,7 +186,7 @@ static const gf_cfg_table log_table = {"log", sizeof(gf_log_config), log_rows, N
 static bool runtime_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_runtime_config *r = obj;
-    const char *why = r->instance_id ? cfg_check_instance_id(r->instance_id) : NULL;
+    const char *why = r->instance_id ? gf__cfg_check_instance_id(r->instance_id) : NULL;
     if (why) {
         p->key = "instance_id";
         snprintf(p->text, sizeof(p->text), "instance_id %s", why);
@@ -269,7 +269,7 @@ static const gf_cfg_field root_rows[] = {
     {.key = "jetstream",
      .type = GF_CFG_OBJECT,
      .offset = offsetof(gf_config, jetstream),
-     .sub = &cfg_jetstream_table,
+     .sub = &gf__cfg_jetstream_table,
      .help = "streams, consumers and buckets"},
 };
 
@@ -286,10 +286,10 @@ const gf_cfg_table *gf_config_schema(const char *name)
         {"nats", &nats_table},
         {"log", &log_table},
         {"runtime", &runtime_table},
-        {"jetstream", &cfg_jetstream_table},
-        {"stream", &cfg_stream_table},
-        {"consumer", &cfg_consumer_table},
-        {"bucket", &cfg_bucket_table},
+        {"jetstream", &gf__cfg_jetstream_table},
+        {"stream", &gf__cfg_stream_table},
+        {"consumer", &gf__cfg_consumer_table},
+        {"bucket", &gf__cfg_bucket_table},
         {"nats.tls", &tls_table},
     };
     if (!name)

@@ -15,9 +15,9 @@
 #define MIB         (1024.0 * 1024.0)
 #define NROWS(rows) (sizeof(rows) / sizeof((rows)[0]))
 
-extern const gf_cfg_table cfg_stream_table;
-extern const gf_cfg_table cfg_consumer_table;
-extern const gf_cfg_table cfg_bucket_table;
-extern const gf_cfg_table cfg_jetstream_table;
+extern const gf_cfg_table gf__cfg_stream_table;
+extern const gf_cfg_table gf__cfg_consumer_table;
+extern const gf_cfg_table gf__cfg_bucket_table;
+extern const gf_cfg_table gf__cfg_jetstream_table;
 
 #endif

@@ -33,14 +33,14 @@ static const gf_cfg_enum_value deliver_names[] = {
 static bool stream_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_stream_config *s = obj;
-    const char *why = cfg_check_name(s->name);
+    const char *why = gf__cfg_check_name(s->name);
     if (why) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
     for (size_t i = 0; i < s->subjects_len; i++) {
-        if ((why = cfg_check_subject(s->subjects[i])) != NULL) {
+        if ((why = gf__cfg_check_subject(s->subjects[i])) != NULL) {
             p->key = "subjects";
             snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
             return false;
@@ -129,24 +129,24 @@ static const gf_cfg_field stream_rows[] = {
      .help = "largest message accepted (0 = the server's max_payload)"},
 };
 
-const gf_cfg_table cfg_stream_table = {"stream", sizeof(gf_stream_config), stream_rows,
-                                       NROWS(stream_rows), stream_validate};
+const gf_cfg_table gf__cfg_stream_table = {"stream", sizeof(gf_stream_config), stream_rows,
+                                           NROWS(stream_rows), stream_validate};
 
 static bool consumer_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_consumer_config *c = obj;
-    const char *why = cfg_check_name(c->name);
+    const char *why = gf__cfg_check_name(c->name);
     if (why) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "consumer name %s", why);
         return false;
     }
-    if ((why = cfg_check_name(c->stream)) != NULL) {
+    if ((why = gf__cfg_check_name(c->stream)) != NULL) {
         p->key = "stream";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
-    if (c->filter_subject && (why = cfg_check_subject(c->filter_subject)) != NULL) {
+    if (c->filter_subject && (why = gf__cfg_check_subject(c->filter_subject)) != NULL) {
         p->key = "filter_subject";
         snprintf(p->text, sizeof(p->text), "filter_subject %s", why);
         return false;
@@ -236,13 +236,13 @@ static const gf_cfg_field consumer_rows[] = {
      .help = "pull requests the server queues"},
 };
 
-const gf_cfg_table cfg_consumer_table = {"consumer", sizeof(gf_consumer_config), consumer_rows,
-                                         NROWS(consumer_rows), consumer_validate};
+const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_config), consumer_rows,
+                                             NROWS(consumer_rows), consumer_validate};
 
 static bool bucket_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_bucket_config *b = obj;
-    const char *why = cfg_check_bucket_name(b->name);
+    const char *why = gf__cfg_check_bucket_name(b->name);
     if (why) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "bucket name %s", why);
@@ -300,29 +300,29 @@ static const gf_cfg_field bucket_rows[] = {
      .help = "size limit of the bucket (0 = none)"},
 };
 
-const gf_cfg_table cfg_bucket_table = {"bucket", sizeof(gf_bucket_config), bucket_rows,
-                                       NROWS(bucket_rows), bucket_validate};
+const gf_cfg_table gf__cfg_bucket_table = {"bucket", sizeof(gf_bucket_config), bucket_rows,
+                                           NROWS(bucket_rows), bucket_validate};
 
 static const gf_cfg_field jetstream_rows[] = {
     {.key = "streams",
      .type = GF_CFG_OBJECT_LIST,
      .offset = offsetof(gf_jetstream_config, streams),
      .count_offset = offsetof(gf_jetstream_config, streams_len),
-     .sub = &cfg_stream_table,
+     .sub = &gf__cfg_stream_table,
      .help = "streams to provision"},
     {.key = "consumers",
      .type = GF_CFG_OBJECT_LIST,
      .offset = offsetof(gf_jetstream_config, consumers),
      .count_offset = offsetof(gf_jetstream_config, consumers_len),
-     .sub = &cfg_consumer_table,
+     .sub = &gf__cfg_consumer_table,
      .help = "durable pull consumers to provision"},
     {.key = "buckets",
      .type = GF_CFG_OBJECT_LIST,
      .offset = offsetof(gf_jetstream_config, buckets),
      .count_offset = offsetof(gf_jetstream_config, buckets_len),
-     .sub = &cfg_bucket_table,
+     .sub = &gf__cfg_bucket_table,
      .help = "key-value buckets to provision"},
 };
 
-const gf_cfg_table cfg_jetstream_table = {"jetstream", sizeof(gf_jetstream_config), jetstream_rows,
-                                          NROWS(jetstream_rows), NULL};
+const gf_cfg_table gf__cfg_jetstream_table = {"jetstream", sizeof(gf_jetstream_config),
+                                              jetstream_rows, NROWS(jetstream_rows), NULL};

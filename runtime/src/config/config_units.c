@@ -78,7 +78,7 @@ static bool mul_add(int64_t *acc, int64_t v, int64_t factor)
     return true;
 }
 
-bool cfg_units_duration(const char *text, int64_t *out, char *why, size_t why_size)
+bool gf__cfg_units_duration(const char *text, int64_t *out, char *why, size_t why_size)
 {
     const char *p = text;
     int64_t total = 0;
@@ -144,7 +144,7 @@ bool cfg_units_duration(const char *text, int64_t *out, char *why, size_t why_si
     return true;
 }
 
-bool cfg_units_size(const char *text, int64_t *out, char *why, size_t why_size)
+bool gf__cfg_units_size(const char *text, int64_t *out, char *why, size_t why_size)
 {
     const char *p = text;
     int64_t v = 0;
@@ -197,7 +197,7 @@ bool cfg_units_size(const char *text, int64_t *out, char *why, size_t why_size)
 gf_err gf_config_parse_duration_ms(const char *text, int64_t *out)
 {
     int64_t v = 0;
-    if (!out || !cfg_units_duration(text, &v, NULL, 0))
+    if (!out || !gf__cfg_units_duration(text, &v, NULL, 0))
         return GF_ERR_INVALID;
     *out = v;
     return GF_OK;
@@ -206,7 +206,7 @@ gf_err gf_config_parse_duration_ms(const char *text, int64_t *out)
 gf_err gf_config_parse_size(const char *text, int64_t *out)
 {
     int64_t v = 0;
-    if (!out || !cfg_units_size(text, &v, NULL, 0))
+    if (!out || !gf__cfg_units_size(text, &v, NULL, 0))
         return GF_ERR_INVALID;
     *out = v;
     return GF_OK;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-bool cfg_units_duration(const char *text, int64_t *out, char *why, size_t why_size);
-bool cfg_units_size(const char *text, int64_t *out, char *why, size_t why_size);
+bool gf__cfg_units_duration(const char *text, int64_t *out, char *why, size_t why_size);
+bool gf__cfg_units_size(const char *text, int64_t *out, char *why, size_t why_size);
 
 #endif

@@ -91,7 +91,7 @@ static bool parse_double(const char *text, double *out, char *why, size_t why_si
     return true;
 }
 
-bool cfg_value_in_bounds(const gf_cfg_field *f, double v)
+bool gf__cfg_value_in_bounds(const gf_cfg_field *f, double v)
 {
     if (f->min == 0 && f->max == 0)
         return true;
@@ -115,15 +115,15 @@ static void bound_text(gf_cfg_type type, double v, char *buf, size_t size)
     }
 }
 
-void cfg_value_range_text(const gf_cfg_field *f, char *buf, size_t size)
+void gf__cfg_value_range_text(const gf_cfg_field *f, char *buf, size_t size)
 {
     char lo[48], hi[48];
-    bool list = cfg_value_is_list(f->type);
+    bool list = gf__cfg_value_is_list(f->type);
     gf_cfg_type t = list ? GF_CFG_INT : f->type;
     const char *unit = list ? " entries" : "";
 
     buf[0] = '\0';
-    if ((f->min == 0 && f->max == 0) || !(cfg_value_is_scalar(f->type) || list) ||
+    if ((f->min == 0 && f->max == 0) || !(gf__cfg_value_is_scalar(f->type) || list) ||
         f->type == GF_CFG_BOOL || f->type == GF_CFG_ENUM || f->type == GF_CFG_STRING)
         return;
     bound_text(t, f->min, lo, sizeof(lo));
@@ -146,8 +146,8 @@ static void enum_names(const gf_cfg_enum_value *e, char *buf, size_t size)
     }
 }
 
-bool cfg_value_parse(const gf_cfg_field *f, gf_cfg_type type, const char *text, cfg_scalar *out,
-                     char *why, size_t why_size)
+bool gf__cfg_value_parse(const gf_cfg_field *f, gf_cfg_type type, const char *text, cfg_scalar *out,
+                         char *why, size_t why_size)
 {
     char range[96];
     cfg_scalar v = {0};
@@ -176,12 +176,12 @@ bool cfg_value_parse(const gf_cfg_field *f, gf_cfg_type type, const char *text, 
         *out = v;
         return true;
     case GF_CFG_DURATION:
-        if (!cfg_units_duration(text, &v.i, why, why_size))
+        if (!gf__cfg_units_duration(text, &v.i, why, why_size))
             return false;
         as_double = (double)v.i;
         break;
     case GF_CFG_SIZE:
-        if (!cfg_units_size(text, &v.i, why, why_size))
+        if (!gf__cfg_units_size(text, &v.i, why, why_size))
             return false;
         as_double = (double)v.i;
         break;
@@ -199,13 +199,13 @@ bool cfg_value_parse(const gf_cfg_field *f, gf_cfg_type type, const char *text, 
         return false;
     }
     default:
-        why_set(why, why_size, "internal: %s is not a scalar type", cfg_value_type_name(type));
+        why_set(why, why_size, "internal: %s is not a scalar type", gf__cfg_value_type_name(type));
         return false;
     }
     /* Items of a duration list are bounded only by the duration grammar: the field's
      * bounds are about the list's length. */
-    if (type == f->type && !cfg_value_in_bounds(f, as_double)) {
-        cfg_value_range_text(f, range, sizeof(range));
+    if (type == f->type && !gf__cfg_value_in_bounds(f, as_double)) {
+        gf__cfg_value_range_text(f, range, sizeof(range));
         why_set(why, why_size, "'%s' is out of range (%s)", text, range);
         return false;
     }
@@ -213,7 +213,7 @@ bool cfg_value_parse(const gf_cfg_field *f, gf_cfg_type type, const char *text, 
     return true;
 }
 
-void cfg_value_store(const gf_cfg_field *f, void *base, const cfg_scalar *v)
+void gf__cfg_value_store(const gf_cfg_field *f, void *base, const cfg_scalar *v)
 {
     unsigned char *p = (unsigned char *)base + f->offset;
     switch (f->type) {
@@ -236,7 +236,7 @@ void cfg_value_store(const gf_cfg_field *f, void *base, const cfg_scalar *v)
     }
 }
 
-const char *cfg_value_type_name(gf_cfg_type type)
+const char *gf__cfg_value_type_name(gf_cfg_type type)
 {
     switch (type) {
     case GF_CFG_STRING:
@@ -265,12 +265,12 @@ const char *cfg_value_type_name(gf_cfg_type type)
     return "unknown";
 }
 
-bool cfg_value_is_scalar(gf_cfg_type type)
+bool gf__cfg_value_is_scalar(gf_cfg_type type)
 {
     return type <= GF_CFG_ENUM;
 }
 
-bool cfg_value_is_list(gf_cfg_type type)
+bool gf__cfg_value_is_list(gf_cfg_type type)
 {
     return type == GF_CFG_STRING_LIST || type == GF_CFG_DURATION_LIST || type == GF_CFG_OBJECT_LIST;
 }

@@ -19,8 +19,8 @@
 
 enum { SUGGEST_MAX = 64 };
 
-void cfg_walk_init(cfg_walk *w, const char *file, struct gf_config_arena *arena,
-                   gf_config_error *err)
+void gf__cfg_walk_init(cfg_walk *w, const char *file, struct gf_config_arena *arena,
+                       gf_config_error *err)
 {
     memset(w, 0, sizeof(*w));
     w->file = file;
@@ -28,7 +28,7 @@ void cfg_walk_init(cfg_walk *w, const char *file, struct gf_config_arena *arena,
     w->err = err;
 }
 
-void cfg_walk_fini(cfg_walk *w)
+void gf__cfg_walk_fini(cfg_walk *w)
 {
     gf_config_arena_free(w->scratch);
     w->scratch = NULL;
@@ -44,7 +44,7 @@ static void path_append(cfg_walk *w, const char *s)
     w->path[w->path_len] = '\0';
 }
 
-size_t cfg_walk_push_key(cfg_walk *w, const char *key)
+size_t gf__cfg_walk_push_key(cfg_walk *w, const char *key)
 {
     size_t old = w->path_len;
     if (w->path_len)
@@ -53,7 +53,7 @@ size_t cfg_walk_push_key(cfg_walk *w, const char *key)
     return old;
 }
 
-size_t cfg_walk_push_index(cfg_walk *w, size_t index)
+size_t gf__cfg_walk_push_index(cfg_walk *w, size_t index)
 {
     char buf[32];
     size_t old = w->path_len;
@@ -62,13 +62,13 @@ size_t cfg_walk_push_index(cfg_walk *w, size_t index)
     return old;
 }
 
-void cfg_walk_pop(cfg_walk *w, size_t len)
+void gf__cfg_walk_pop(cfg_walk *w, size_t len)
 {
     w->path_len = len;
     w->path[len] = '\0';
 }
 
-gf_err cfg_walk_fail(cfg_walk *w, int line, int col, const char *fmt, ...)
+gf_err gf__cfg_walk_fail(cfg_walk *w, int line, int col, const char *fmt, ...)
 {
     char text[200];
     va_list ap;
@@ -76,23 +76,23 @@ gf_err cfg_walk_fail(cfg_walk *w, int line, int col, const char *fmt, ...)
     vsnprintf(text, sizeof(text), fmt, ap);
     va_end(ap);
     if (w->in_default)
-        cfg_error_set(w->err, w->file, w->def_line, w->def_col, w->path,
-                      "invalid default in the table: %s", text);
+        gf__cfg_error_set(w->err, w->file, w->def_line, w->def_col, w->path,
+                          "invalid default in the table: %s", text);
     else
-        cfg_error_set(w->err, w->file, line, col, w->path, "%s", text);
+        gf__cfg_error_set(w->err, w->file, line, col, w->path, "%s", text);
     return GF_ERR_CONFIG;
 }
 
 static gf_err nomem(cfg_walk *w)
 {
-    cfg_error_set(w->err, w->file, 0, 0, w->path, "out of memory");
+    gf__cfg_error_set(w->err, w->file, 0, 0, w->path, "out of memory");
     return GF_ERR_NOMEM;
 }
 
 static struct gf_config_arena *scratch(cfg_walk *w)
 {
     if (!w->scratch)
-        w->scratch = cfg_arena_new();
+        w->scratch = gf__cfg_arena_new();
     return w->scratch;
 }
 
@@ -127,7 +127,7 @@ static size_t distance(const char *a, const char *b)
     return row[lb];
 }
 
-const char *cfg_walk_suggest(const gf_cfg_table *t, const char *key, const char *extra)
+const char *gf__cfg_walk_suggest(const gf_cfg_table *t, const char *key, const char *extra)
 {
     size_t len = strlen(key);
     size_t limit = len <= 4 ? 1 : len <= 7 ? 2 : 3;
@@ -149,10 +149,10 @@ const char *cfg_walk_suggest(const gf_cfg_table *t, const char *key, const char 
 static gf_err scalar_text(cfg_walk *w, gf_cfg_type type, const cfg_node *v, const char **text)
 {
     if (v->kind != CFG_NODE_SCALAR)
-        return cfg_walk_fail(w, v->line, v->column, "wrong type: expected %s, got %s",
-                             cfg_value_type_name(type), cfg_node_kind_name(v));
+        return gf__cfg_walk_fail(w, v->line, v->column, "wrong type: expected %s, got %s",
+                                 gf__cfg_value_type_name(type), gf__cfg_node_kind_name(v));
     if (strlen(v->text) != v->len)
-        return cfg_walk_fail(w, v->line, v->column, "value contains a NUL byte");
+        return gf__cfg_walk_fail(w, v->line, v->column, "value contains a NUL byte");
     *text = v->text;
     return GF_OK;
 }
@@ -165,8 +165,8 @@ static gf_err read_scalar(cfg_walk *w, const gf_cfg_field *f, gf_cfg_type type, 
     gf_err rc = scalar_text(w, type, v, &text);
     if (rc != GF_OK)
         return rc;
-    if (!cfg_value_parse(f, type, text, out, why, sizeof(why)))
-        return cfg_walk_fail(w, v->line, v->column, "%s", why);
+    if (!gf__cfg_value_parse(f, type, text, out, why, sizeof(why)))
+        return gf__cfg_walk_fail(w, v->line, v->column, "%s", why);
     return GF_OK;
 }
 
@@ -174,12 +174,12 @@ static gf_err list_header(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v)
 {
     char range[96];
     if (v->kind != CFG_NODE_SEQUENCE)
-        return cfg_walk_fail(w, v->line, v->column, "wrong type: expected %s, got %s",
-                             cfg_value_type_name(f->type), cfg_node_kind_name(v));
-    if (!cfg_value_in_bounds(f, (double)v->count)) {
-        cfg_value_range_text(f, range, sizeof(range));
-        return cfg_walk_fail(w, v->line, v->column, "list has %zu entries; allowed: %s", v->count,
-                             range);
+        return gf__cfg_walk_fail(w, v->line, v->column, "wrong type: expected %s, got %s",
+                                 gf__cfg_value_type_name(f->type), gf__cfg_node_kind_name(v));
+    if (!gf__cfg_value_in_bounds(f, (double)v->count)) {
+        gf__cfg_value_range_text(f, range, sizeof(range));
+        return gf__cfg_walk_fail(w, v->line, v->column, "list has %zu entries; allowed: %s",
+                                 v->count, range);
     }
     return GF_OK;
 }
@@ -193,18 +193,19 @@ static gf_err read_scalar_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
     if (rc != GF_OK)
         return rc;
     if (v->count > 0) {
-        items = cfg_arena_calloc(w->arena, v->count, strings ? sizeof(char *) : sizeof(int64_t));
+        items =
+            gf__cfg_arena_calloc(w->arena, v->count, strings ? sizeof(char *) : sizeof(int64_t));
         if (!items)
             return nomem(w);
     }
     for (const cfg_node *it = v->child; it; it = it->next, i++) {
-        size_t saved = cfg_walk_push_index(w, i);
+        size_t saved = gf__cfg_walk_push_index(w, i);
         const char *text = NULL;
         cfg_scalar s = {0};
-        if (cfg_node_is_null(it))
-            rc = cfg_walk_fail(w, it->line, it->column, "list entry is empty");
+        if (gf__cfg_node_is_null(it))
+            rc = gf__cfg_walk_fail(w, it->line, it->column, "list entry is empty");
         else if (strings && (rc = scalar_text(w, GF_CFG_STRING, it, &text)) == GF_OK) {
-            char *copy = cfg_arena_strndup(w->arena, text, it->len);
+            char *copy = gf__cfg_arena_strndup(w->arena, text, it->len);
             if (!copy)
                 rc = nomem(w);
             else
@@ -212,7 +213,7 @@ static gf_err read_scalar_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
         } else if (!strings && (rc = read_scalar(w, f, GF_CFG_DURATION, it, &s)) == GF_OK) {
             ((int64_t *)items)[i] = s.i;
         }
-        cfg_walk_pop(w, saved);
+        gf__cfg_walk_pop(w, saved);
         if (rc != GF_OK)
             return rc;
     }
@@ -229,19 +230,19 @@ static gf_err read_object_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
     if (rc != GF_OK)
         return rc;
     if (v->count > 0) {
-        items = cfg_arena_calloc(w->arena, v->count, f->sub->size);
+        items = gf__cfg_arena_calloc(w->arena, v->count, f->sub->size);
         if (!items)
             return nomem(w);
     }
     for (const cfg_node *it = v->child; it; it = it->next, i++) {
-        size_t saved = cfg_walk_push_index(w, i);
-        if (!cfg_node_is_null(it) && it->kind != CFG_NODE_MAPPING)
-            rc = cfg_walk_fail(w, it->line, it->column, "wrong type: expected mapping, got %s",
-                               cfg_node_kind_name(it));
+        size_t saved = gf__cfg_walk_push_index(w, i);
+        if (!gf__cfg_node_is_null(it) && it->kind != CFG_NODE_MAPPING)
+            rc = gf__cfg_walk_fail(w, it->line, it->column, "wrong type: expected mapping, got %s",
+                                   gf__cfg_node_kind_name(it));
         else
-            rc =
-                cfg_walk_table(w, f->sub, it, it->line, it->column, items + i * f->sub->size, NULL);
-        cfg_walk_pop(w, saved);
+            rc = gf__cfg_walk_table(w, f->sub, it, it->line, it->column, items + i * f->sub->size,
+                                    NULL);
+        gf__cfg_walk_pop(w, saved);
         if (rc != GF_OK)
             return rc;
     }
@@ -250,7 +251,7 @@ static gf_err read_object_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
     return GF_OK;
 }
 
-gf_err cfg_walk_value(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v, void *base)
+gf_err gf__cfg_walk_value(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v, void *base)
 {
     gf_err rc = GF_OK;
     switch (f->type) {
@@ -258,7 +259,7 @@ gf_err cfg_walk_value(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v, voi
         const char *text = NULL;
         if ((rc = scalar_text(w, f->type, v, &text)) != GF_OK)
             return rc;
-        char *copy = cfg_arena_strndup(w->arena, text, v->len);
+        char *copy = gf__cfg_arena_strndup(w->arena, text, v->len);
         if (!copy)
             return nomem(w);
         memcpy((unsigned char *)base + f->offset, &copy, sizeof(copy));
@@ -269,40 +270,41 @@ gf_err cfg_walk_value(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v, voi
         return read_scalar_list(w, f, v, base);
     case GF_CFG_OBJECT:
         if (v->kind != CFG_NODE_MAPPING)
-            return cfg_walk_fail(w, v->line, v->column, "wrong type: expected mapping, got %s",
-                                 cfg_node_kind_name(v));
-        return cfg_walk_table(w, f->sub, v, v->line, v->column, (unsigned char *)base + f->offset,
-                              NULL);
+            return gf__cfg_walk_fail(w, v->line, v->column, "wrong type: expected mapping, got %s",
+                                     gf__cfg_node_kind_name(v));
+        return gf__cfg_walk_table(w, f->sub, v, v->line, v->column,
+                                  (unsigned char *)base + f->offset, NULL);
     case GF_CFG_OBJECT_LIST:
         return read_object_list(w, f, v, base);
     default: {
         cfg_scalar s = {0};
         if ((rc = read_scalar(w, f, f->type, v, &s)) != GF_OK)
             return rc;
-        cfg_value_store(f, base, &s);
+        gf__cfg_value_store(f, base, &s);
         return GF_OK;
     }
     }
 }
 
-gf_err cfg_walk_default(cfg_walk *w, const gf_cfg_field *f, int line, int col, void *base)
+gf_err gf__cfg_walk_default(cfg_walk *w, const gf_cfg_field *f, int line, int col, void *base)
 {
     cfg_node *root = NULL;
     gf_err rc = GF_OK;
 
     if (f->type == GF_CFG_OBJECT)
-        return cfg_walk_table(w, f->sub, NULL, line, col, (unsigned char *)base + f->offset, NULL);
+        return gf__cfg_walk_table(w, f->sub, NULL, line, col, (unsigned char *)base + f->offset,
+                                  NULL);
     if (!f->def)
         return GF_OK;
     if (!scratch(w))
         return nomem(w);
-    rc = cfg_yaml_parse("default", f->def, strlen(f->def), w->scratch, &root, w->err);
+    rc = gf__cfg_yaml_parse("default", f->def, strlen(f->def), w->scratch, &root, w->err);
     if (rc == GF_ERR_NOMEM)
         return nomem(w);
     if (rc != GF_OK)
-        return cfg_walk_fail(w, line, col, "invalid default in the table: '%s' is not valid YAML",
-                             f->def);
-    if (cfg_node_is_null(root))
+        return gf__cfg_walk_fail(w, line, col,
+                                 "invalid default in the table: '%s' is not valid YAML", f->def);
+    if (gf__cfg_node_is_null(root))
         return GF_OK;
     bool was = w->in_default;
     if (!was) {
@@ -311,7 +313,7 @@ gf_err cfg_walk_default(cfg_walk *w, const gf_cfg_field *f, int line, int col, v
         w->def_col = col;
     }
     w->in_default = true;
-    rc = cfg_walk_value(w, f, root, base);
+    rc = gf__cfg_walk_value(w, f, root, base);
     w->in_default = was;
     return rc;
 }
@@ -320,8 +322,8 @@ gf_err cfg_walk_default(cfg_walk *w, const gf_cfg_field *f, int line, int col, v
 static gf_err absent(cfg_walk *w, const gf_cfg_field *f, int line, int col, void *base)
 {
     if (f->required)
-        return cfg_walk_fail(w, line, col, "required key is missing");
-    return cfg_walk_default(w, f, line, col, base);
+        return gf__cfg_walk_fail(w, line, col, "required key is missing");
+    return gf__cfg_walk_default(w, f, line, col, base);
 }
 
 static gf_err run_validate(cfg_walk *w, const gf_cfg_table *t, const cfg_node *node, int line,
@@ -333,44 +335,45 @@ static gf_err run_validate(cfg_walk *w, const gf_cfg_table *t, const cfg_node *n
         return GF_OK;
     size_t saved = w->path_len;
     if (p.key) {
-        const cfg_node *v = cfg_node_get(node, p.key);
-        if (v && !cfg_node_is_null(v)) {
+        const cfg_node *v = gf__cfg_node_get(node, p.key);
+        if (v && !gf__cfg_node_is_null(v)) {
             line = v->line;
             col = v->column;
         }
-        cfg_walk_push_key(w, p.key);
+        gf__cfg_walk_push_key(w, p.key);
     }
     p.text[sizeof(p.text) - 1] = '\0';
-    gf_err rc = cfg_walk_fail(w, line, col, "%s", p.text[0] ? p.text : "invalid value");
-    cfg_walk_pop(w, saved);
+    gf_err rc = gf__cfg_walk_fail(w, line, col, "%s", p.text[0] ? p.text : "invalid value");
+    gf__cfg_walk_pop(w, saved);
     return rc;
 }
 
-gf_err cfg_walk_table(cfg_walk *w, const gf_cfg_table *t, const cfg_node *node, int line, int col,
-                      void *base, const char *skip_key)
+gf_err gf__cfg_walk_table(cfg_walk *w, const gf_cfg_table *t, const cfg_node *node, int line,
+                          int col, void *base, const char *skip_key)
 {
     const cfg_node **seen = NULL;
     const cfg_node *skip_seen = NULL;
     gf_err rc = GF_OK;
 
-    if (cfg_node_is_null(node)) {
+    if (gf__cfg_node_is_null(node)) {
         node = NULL;
     } else if (node->kind != CFG_NODE_MAPPING) {
-        return cfg_walk_fail(w, node->line, node->column, "wrong type: expected mapping, got %s",
-                             cfg_node_kind_name(node));
+        return gf__cfg_walk_fail(w, node->line, node->column,
+                                 "wrong type: expected mapping, got %s",
+                                 gf__cfg_node_kind_name(node));
     } else {
         line = node->line;
         col = node->column;
     }
-    if (!scratch(w) || !(seen = cfg_arena_calloc(w->scratch, t->nfields + 1, sizeof(*seen))))
+    if (!scratch(w) || !(seen = gf__cfg_arena_calloc(w->scratch, t->nfields + 1, sizeof(*seen))))
         return nomem(w);
 
     for (const cfg_node *k = node ? node->child : NULL; k && k->next; k = k->next->next) {
         const cfg_node *v = k->next;
         size_t idx = t->nfields;
         if (k->kind != CFG_NODE_SCALAR)
-            return cfg_walk_fail(w, k->line, k->column, "a key must be a scalar, got %s",
-                                 cfg_node_kind_name(k));
+            return gf__cfg_walk_fail(w, k->line, k->column, "a key must be a scalar, got %s",
+                                     gf__cfg_node_kind_name(k));
         bool clean = strlen(k->text) == k->len;
         for (size_t i = 0; clean && i < t->nfields; i++) {
             if (strcmp(t->fields[i].key, k->text) == 0) {
@@ -378,42 +381,42 @@ gf_err cfg_walk_table(cfg_walk *w, const gf_cfg_table *t, const cfg_node *node, 
                 break;
             }
         }
-        size_t saved = cfg_walk_push_key(w, k->text);
+        size_t saved = gf__cfg_walk_push_key(w, k->text);
         if (idx == t->nfields && clean && skip_key && strcmp(k->text, skip_key) == 0) {
             if (skip_seen)
-                rc = cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
-                                   skip_seen->line);
+                rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
+                                       skip_seen->line);
             skip_seen = k;
         } else if (idx == t->nfields) {
-            const char *hint = cfg_walk_suggest(t, k->text, skip_key);
+            const char *hint = gf__cfg_walk_suggest(t, k->text, skip_key);
             char quoted[64];
-            cfg_error_quote(quoted, sizeof(quoted), k->text, k->len);
+            gf__cfg_error_quote(quoted, sizeof(quoted), k->text, k->len);
             if (hint)
-                rc = cfg_walk_fail(w, k->line, k->column, "unknown key '%s' (did you mean '%s'?)",
-                                   quoted, hint);
+                rc = gf__cfg_walk_fail(w, k->line, k->column,
+                                       "unknown key '%s' (did you mean '%s'?)", quoted, hint);
             else
-                rc = cfg_walk_fail(w, k->line, k->column, "unknown key '%s' in %s", quoted,
-                                   t->name ? t->name : "this section");
+                rc = gf__cfg_walk_fail(w, k->line, k->column, "unknown key '%s' in %s", quoted,
+                                       t->name ? t->name : "this section");
         } else if (seen[idx]) {
-            rc = cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
-                               seen[idx]->line);
+            rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
+                                   seen[idx]->line);
         } else {
             seen[idx] = k;
-            if (cfg_node_is_null(v))
+            if (gf__cfg_node_is_null(v))
                 rc = absent(w, &t->fields[idx], k->line, k->column, base);
             else
-                rc = cfg_walk_value(w, &t->fields[idx], v, base);
+                rc = gf__cfg_walk_value(w, &t->fields[idx], v, base);
         }
-        cfg_walk_pop(w, saved);
+        gf__cfg_walk_pop(w, saved);
         if (rc != GF_OK)
             return rc;
     }
     for (size_t i = 0; i < t->nfields; i++) {
         if (seen[i])
             continue;
-        size_t saved = cfg_walk_push_key(w, t->fields[i].key);
+        size_t saved = gf__cfg_walk_push_key(w, t->fields[i].key);
         rc = absent(w, &t->fields[i], line, col, base);
-        cfg_walk_pop(w, saved);
+        gf__cfg_walk_pop(w, saved);
         if (rc != GF_OK)
             return rc;
     }

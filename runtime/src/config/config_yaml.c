@@ -47,7 +47,7 @@ static void offset_to_mark(const char *text, size_t len, size_t offset, int *lin
 static gf_err parser_error(builder *b, const yaml_parser_t *p)
 {
     if (p->error == YAML_MEMORY_ERROR) {
-        cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
+        gf__cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
         return GF_ERR_NOMEM;
     }
     const char *problem = p->problem ? p->problem : "unknown YAML error";
@@ -55,21 +55,22 @@ static gf_err parser_error(builder *b, const yaml_parser_t *p)
     int col = (int)p->problem_mark.column + 1;
     if (p->error == YAML_READER_ERROR) {
         offset_to_mark(b->text, b->len, p->problem_offset, &line, &col);
-        cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s (byte offset %zu)",
-                      problem, p->problem_offset);
+        gf__cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s (byte offset %zu)",
+                          problem, p->problem_offset);
     } else if (p->context) {
-        cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s (%s at %d:%d)", problem,
-                      p->context, (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+        gf__cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s (%s at %d:%d)",
+                          problem, p->context, (int)p->context_mark.line + 1,
+                          (int)p->context_mark.column + 1);
     } else {
-        cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s", problem);
+        gf__cfg_error_set(b->err, b->file, line, col, NULL, "invalid YAML: %s", problem);
     }
     return GF_ERR_CONFIG;
 }
 
 static gf_err refuse(builder *b, const yaml_event_t *ev, const char *what)
 {
-    cfg_error_set(b->err, b->file, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
-                  NULL, "%s", what);
+    gf__cfg_error_set(b->err, b->file, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
+                      NULL, "%s", what);
     return GF_ERR_CONFIG;
 }
 
@@ -81,9 +82,9 @@ static const char *const no_tag = "explicit tags (!tag) are not supported: each 
 /* Links a new node under the innermost open collection (or as the root). */
 static gf_err add_node(builder *b, const yaml_event_t *ev, cfg_node_kind kind, cfg_node **out)
 {
-    cfg_node *n = cfg_arena_calloc(b->arena, 1, sizeof(*n));
+    cfg_node *n = gf__cfg_arena_calloc(b->arena, 1, sizeof(*n));
     if (!n) {
-        cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
+        gf__cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
         return GF_ERR_NOMEM;
     }
     n->kind = kind;
@@ -126,10 +127,10 @@ static gf_err on_event(builder *b, const yaml_event_t *ev, bool *done)
         if ((rc = add_node(b, ev, CFG_NODE_SCALAR, &n)) != GF_OK)
             return rc;
         n->len = ev->data.scalar.length;
-        n->text = cfg_arena_strndup(b->arena, (const char *)ev->data.scalar.value, n->len);
+        n->text = gf__cfg_arena_strndup(b->arena, (const char *)ev->data.scalar.value, n->len);
         n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
         if (!n->text) {
-            cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
+            gf__cfg_error_set(b->err, b->file, 0, 0, NULL, "out of memory while reading YAML");
             return GF_ERR_NOMEM;
         }
         return GF_OK;
@@ -163,8 +164,8 @@ static gf_err on_event(builder *b, const yaml_event_t *ev, bool *done)
     }
 }
 
-gf_err cfg_yaml_parse(const char *file, const char *text, size_t len, struct gf_config_arena *arena,
-                      cfg_node **root, gf_config_error *err)
+gf_err gf__cfg_yaml_parse(const char *file, const char *text, size_t len,
+                          struct gf_config_arena *arena, cfg_node **root, gf_config_error *err)
 {
     yaml_parser_t parser;
     builder b = {.file = file, .text = text, .len = len, .arena = arena, .err = err};
@@ -173,7 +174,7 @@ gf_err cfg_yaml_parse(const char *file, const char *text, size_t len, struct gf_
 
     *root = NULL;
     if (!yaml_parser_initialize(&parser)) {
-        cfg_error_set(err, file, 0, 0, NULL, "out of memory while reading YAML");
+        gf__cfg_error_set(err, file, 0, 0, NULL, "out of memory while reading YAML");
         return GF_ERR_NOMEM;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -192,7 +193,7 @@ gf_err cfg_yaml_parse(const char *file, const char *text, size_t len, struct gf_
     return rc;
 }
 
-bool cfg_node_is_null(const cfg_node *n)
+bool gf__cfg_node_is_null(const cfg_node *n)
 {
     if (!n)
         return true;
@@ -202,9 +203,9 @@ bool cfg_node_is_null(const cfg_node *n)
            strcmp(n->text, "Null") == 0 || strcmp(n->text, "NULL") == 0;
 }
 
-const char *cfg_node_kind_name(const cfg_node *n)
+const char *gf__cfg_node_kind_name(const cfg_node *n)
 {
-    if (cfg_node_is_null(n))
+    if (gf__cfg_node_is_null(n))
         return "null";
     switch (n->kind) {
     case CFG_NODE_MAPPING:
@@ -216,7 +217,7 @@ const char *cfg_node_kind_name(const cfg_node *n)
     }
 }
 
-const cfg_node *cfg_node_get_key(const cfg_node *map, const char *key)
+const cfg_node *gf__cfg_node_get_key(const cfg_node *map, const char *key)
 {
     if (!map || map->kind != CFG_NODE_MAPPING)
         return NULL;
@@ -227,13 +228,13 @@ const cfg_node *cfg_node_get_key(const cfg_node *map, const char *key)
     return NULL;
 }
 
-const cfg_node *cfg_node_get(const cfg_node *map, const char *key)
+const cfg_node *gf__cfg_node_get(const cfg_node *map, const char *key)
 {
-    const cfg_node *k = cfg_node_get_key(map, key);
+    const cfg_node *k = gf__cfg_node_get_key(map, key);
     return k ? k->next : NULL;
 }
 
-const cfg_node *cfg_node_at(const cfg_node *seq, size_t i)
+const cfg_node *gf__cfg_node_at(const cfg_node *seq, size_t i)
 {
     if (!seq || seq->kind != CFG_NODE_SEQUENCE)
         return NULL;

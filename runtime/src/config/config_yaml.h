@@ -40,20 +40,20 @@ typedef struct cfg_node {
 /* Parses `len` bytes of `text`. *root is NULL when the input holds no document at all
  * (empty, or only comments). More than one document is an error. `file` names the
  * input in error messages. Returns GF_OK, GF_ERR_CONFIG or GF_ERR_NOMEM. */
-gf_err cfg_yaml_parse(const char *file, const char *text, size_t len, struct gf_config_arena *arena,
-                      cfg_node **root, gf_config_error *err);
+gf_err gf__cfg_yaml_parse(const char *file, const char *text, size_t len,
+                          struct gf_config_arena *arena, cfg_node **root, gf_config_error *err);
 
 /* NULL, or a plain scalar "", "~", "null", "Null", "NULL". */
-bool cfg_node_is_null(const cfg_node *n);
+bool gf__cfg_node_is_null(const cfg_node *n);
 
 /* "a mapping", "a list", "a scalar", "null". */
-const char *cfg_node_kind_name(const cfg_node *n);
+const char *gf__cfg_node_kind_name(const cfg_node *n);
 
 /* Value of `key` in a mapping (first match), or NULL. */
-const cfg_node *cfg_node_get(const cfg_node *map, const char *key);
+const cfg_node *gf__cfg_node_get(const cfg_node *map, const char *key);
 /* Key node of `key` in a mapping, or NULL. */
-const cfg_node *cfg_node_get_key(const cfg_node *map, const char *key);
+const cfg_node *gf__cfg_node_get_key(const cfg_node *map, const char *key);
 /* Item i of a sequence, or NULL. */
-const cfg_node *cfg_node_at(const cfg_node *seq, size_t i);
+const cfg_node *gf__cfg_node_at(const cfg_node *seq, size_t i);
 
 #endif

@@ -445,7 +445,7 @@ static void srv_on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m
     }
     natsStatus s = natsConnection_Publish(nc, reply, json, (int)strlen(json));
     if (s != NATS_OK)
-        gf_log_warn("srv: reply failed", "name=%s err=%s", srv->name, gf_err_str(gf_nats_err(s)));
+        gf_log_warn("srv: reply failed", "name=%s err=%s", srv->name, gf_err_str(gf__nats_err(s)));
 out:
     free(json);
     natsMsg_Destroy(msg);
@@ -497,8 +497,8 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
     if (s != NATS_OK) {
         char q[256];
         gf_log_error("srv: subscribe failed", "name=%s subject=%s err=%s", srv->name, subject,
-                     gf_log_quote(q, sizeof q, gf_nats_last_error(s)));
-        return gf_nats_err(s);
+                     gf_log_quote(q, sizeof q, gf__nats_last_error(s)));
+        return gf__nats_err(s);
     }
     srv->subs[slot] = sub;
     /* Count it before setting the callback: the callback can only fire after
@@ -513,7 +513,7 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
         srv->live_subs--;
         pthread_mutex_unlock(&srv->mu);
         gf_log_error("srv: completion callback refused", "name=%s subject=%s", srv->name, subject);
-        return gf_nats_err(s);
+        return gf__nats_err(s);
     }
     return GF_OK;
 }
@@ -554,7 +554,7 @@ gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
     natsStatus s = natsConnection_FlushTimeout(nc, 5000);
     if (s != NATS_OK)
         gf_log_warn("srv: flush after subscribe failed", "name=%s err=%s", srv->name,
-                    gf_err_str(gf_nats_err(s)));
+                    gf_err_str(gf__nats_err(s)));
     gf_log_info("srv: started", "name=%s version=%s id=%s endpoints=%zu", srv->name, srv->version,
                 srv->id, srv->eps_len);
     *out = srv;

@@ -11,7 +11,7 @@
 
 #include <stdio.h>
 
-#include "core/clock.h"
+#include "gamefn/clock.h"
 
 gf_err gf__endpoint_thread_start(gf__endpoint_run *run, void *(*body)(void *))
 {
@@ -26,8 +26,8 @@ bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms)
 {
     if (!run->thread_started)
         return true;
-    while (!atomic_load(&run->thread_done) && gf_now_mono_ms() < deadline_ms)
-        gf_sleep_ms(10);
+    while (!atomic_load(&run->thread_done) && gf_clock_mono_ms() < deadline_ms)
+        gf_clock_sleep_ms(10);
     if (!atomic_load(&run->thread_done))
         return false;
     pthread_join(run->thread, NULL);
@@ -40,7 +40,7 @@ bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms)
     bool clean = true;
     if (!run->sub)
         return true;
-    int64_t left = deadline_ms - gf_now_mono_ms();
+    int64_t left = deadline_ms - gf_clock_mono_ms();
     if (left < 1)
         left = 1;
     if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
@@ -58,6 +58,6 @@ void gf__endpoint_record(const gf__endpoint_run *run, int64_t start_ns, gf_err e
     char error[320];
     if (err != GF_OK)
         snprintf(error, sizeof error, "%s:%s", gf_err_str(err), text && text[0] ? text : "");
-    gf_srv_record(run->host->srv, run->index, gf_now_mono_ns() - start_ns,
+    gf_srv_record(run->host->srv, run->index, gf_clock_mono_ns() - start_ns,
                   err == GF_OK ? NULL : error);
 }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
@@ -53,7 +53,7 @@ static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubs
         if (gf_provision_consumer(js, cc, false, &res) == GF_OK)
             s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     }
-    return gf_nats_err(s);
+    return gf__nats_err(s);
 }
 
 /* Returns NATS_OK with at least one message, NATS_TIMEOUT when none came within the
@@ -118,7 +118,7 @@ static void handle_one(gf__endpoint_run *run, const gf_consumer_config *cc, nats
     }
     jsMsgMetaData_Destroy(md);
 
-    int64_t start = gf_now_mono_ns();
+    int64_t start = gf_clock_mono_ns();
     gf_err err = run->ep->pull.on_message(run->host->fn, &msg);
     if (err == GF_OK) {
         natsMsg_Ack(m, NULL);
@@ -154,7 +154,7 @@ static void *pull_thread(void *arg)
             errors++;
             gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
                         run->ep->name, st->consumer->name, errors);
-            gf_sleep_ms(errors < 5 ? 200LL << errors : 5000);
+            gf_clock_sleep_ms(errors < 5 ? 200LL << errors : 5000);
             continue;
         }
         natsMsgList list = {0};
@@ -172,7 +172,7 @@ static void *pull_thread(void *arg)
                 natsSubscription_Destroy(sub);
                 sub = NULL;
             }
-            gf_sleep_ms(errors < 5 ? 100LL << errors : 2000);
+            gf_clock_sleep_ms(errors < 5 ? 100LL << errors : 2000);
         }
         natsMsgList_Destroy(&list);
     }

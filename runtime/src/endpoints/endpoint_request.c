@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/log.h"
 #include "gamefn/wire.h"
@@ -54,7 +54,7 @@ static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err er
 static void on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
 {
     gf__endpoint_run *run = closure;
-    int64_t start = gf_now_mono_ns();
+    int64_t start = gf_clock_mono_ns();
     gf_msg req = {
         .subject = natsMsg_GetSubject(m),
         .data = (const uint8_t *)natsMsg_GetData(m),
@@ -89,7 +89,7 @@ static gf_err request_start(gf__endpoint_run *run)
                        : natsConnection_Subscribe(&run->sub, nc, rq->subject, on_request, run);
     if (s == NATS_OK) /* make sure the server knows the subscription before we say "started" */
         s = natsConnection_Flush(nc);
-    return gf_nats_err(s);
+    return gf__nats_err(s);
 }
 
 static bool request_stop(gf__endpoint_run *run, int64_t deadline_ms)

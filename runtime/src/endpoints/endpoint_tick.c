@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/clock.h"
+#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/kv.h"
 #include "gamefn/lease.h"
@@ -41,7 +41,7 @@ static uint64_t header_uint(natsMsg *m, const char *key)
 static void on_tick(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
 {
     gf__endpoint_run *run = closure;
-    int64_t start = gf_now_mono_ns();
+    int64_t start = gf_clock_mono_ns();
     gf_tick tick = {
         .seq = (int64_t)header_uint(m, "Gamefn-Tick-Seq"),
         .unix_ms = (int64_t)header_uint(m, "Gamefn-Tick-Time"),
@@ -80,8 +80,8 @@ static void *ticker_thread(void *arg)
     int64_t seq = 0;
     bool was_leader = false;
 
-    for (int64_t next = gf_now_mono_ms(); !atomic_load(run->host->stop); next += period) {
-        gf_err err = gf_lease_tick(&st->lease, gf_now_unix_ms());
+    for (int64_t next = gf_clock_mono_ms(); !atomic_load(run->host->stop); next += period) {
+        gf_err err = gf_lease_tick(&st->lease, gf_clock_unix_ms());
         if (err == GF_OK && !was_leader) {
             gf_log_info("became tick leader", "endpoint=%s token=%" PRIu64, run->ep->name,
                         st->lease.token);
@@ -92,10 +92,10 @@ static void *ticker_thread(void *arg)
         }
         was_leader = err == GF_OK;
         if (was_leader)
-            publish_tick(run, ++seq, gf_now_unix_ms());
-        if (gf_now_mono_ms() > next + period)
-            next = gf_now_mono_ms(); /* fell behind (e.g. NATS away): do not burst */
-        gf_sleep_until(next + period, run->host->stop);
+            publish_tick(run, ++seq, gf_clock_unix_ms());
+        if (gf_clock_mono_ms() > next + period)
+            next = gf_clock_mono_ms(); /* fell behind (e.g. NATS away): do not burst */
+        gf_clock_sleep_until(next + period, run->host->stop);
     }
     if (gf_lease_release(&st->lease) == GF_OK && was_leader)
         gf_log_info("released tick leadership", "endpoint=%s", run->ep->name);
@@ -147,7 +147,7 @@ static gf_err tick_start(gf__endpoint_run *run)
     if (s == NATS_OK)
         s = natsConnection_Flush(host->nc);
     if (s != NATS_OK)
-        return gf_nats_err(s);
+        return gf__nats_err(s);
     return gf__endpoint_thread_start(run, ticker_thread);
 }
 

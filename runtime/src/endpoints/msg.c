@@ -15,5 +15,5 @@ gf_err gf_msg_in_progress(const gf_msg *msg)
     /* Only JetStream messages (pull endpoints) have an ack deadline to extend. */
     if (!msg || !msg->nats || msg->stream_seq == 0)
         return GF_ERR_INVALID;
-    return gf_nats_err(natsMsg_InProgress(msg->nats, NULL));
+    return gf__nats_err(natsMsg_InProgress(msg->nats, NULL));
 }

@@ -30,7 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/conn.h"
 #include "gamefn/log.h"
@@ -187,7 +187,7 @@ static gf_err provision_with_retry(gf_fn *fn)
         int64_t delay = attempt < 6 ? 200LL << attempt : 5000;
         gf_log_warn("JetStream not ready, retrying provisioning", "attempt=%d delay_ms=%lld",
                     attempt, (long long)delay);
-        gf_sleep_ms(delay);
+        gf_clock_sleep_ms(delay);
     }
 }
 
@@ -303,7 +303,7 @@ static int run(gf_fn *fn, sem_t *wake)
     }
 
     atomic_store(&stop_requested, 1);
-    int64_t deadline = gf_now_mono_ms() + rc->drain_timeout_ms;
+    int64_t deadline = gf_clock_mono_ms() + rc->drain_timeout_ms;
     bool abandoned = !stop_endpoints(fn, deadline);
     if (abandoned)
         code = EXIT_FAILURE_RUN;
@@ -312,7 +312,7 @@ static int run(gf_fn *fn, sem_t *wake)
     fn->host.srv = NULL;
     gf_srv_stop(fn->srv);
     fn->srv = NULL;
-    int64_t left = deadline - gf_now_mono_ms();
+    int64_t left = deadline - gf_clock_mono_ms();
     gf_conn_close(fn->conn, left > 100 ? left : 100);
     fn->conn = NULL;
     if (abandoned) {

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "gamefn/log.h"
-#include "core/clock.h"
+#include "gamefn/clock.h"
 #include "nats_err.h"
 #include "nkey.h"
 
@@ -109,7 +109,7 @@ static gf_err option_error(const char *what, natsStatus s)
 {
     char quoted[300];
     gf_log_error("bad NATS option", "option=%s error=%s", what,
-                 gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)));
+                 gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)));
     return GF_ERR_CONFIG;
 }
 
@@ -120,7 +120,7 @@ static gf_err build_options(gf_conn *c, const char *name)
     natsOptions *o = NULL;
     natsStatus s = natsOptions_Create(&o);
     if (s != NATS_OK)
-        return gf_nats_err(s);
+        return gf__nats_err(s);
     c->opts = o;
 
     s = natsOptions_SetServers(o, cfg->servers, (int)cfg->servers_len);
@@ -158,8 +158,8 @@ static gf_err build_options(gf_conn *c, const char *name)
     if (cfg->nkey_seed) {
         /* nats.c wants the public key next to the seed file; derive it here, which
          * also refuses at start a file it could not sign with at connect time. */
-        char pub[GF_NKEY_PUBLIC_LEN + 1], why[256], qpath[300], qwhy[300];
-        gf_err err = gf_nkey_seed_file_public(cfg->nkey_seed, pub, why, sizeof why);
+        char pub[GF__NKEY_PUBLIC_LEN + 1], why[256], qpath[300], qwhy[300];
+        gf_err err = gf__nkey_seed_file_public(cfg->nkey_seed, pub, why, sizeof why);
         if (err != GF_OK) {
             const char *text = err == GF_ERR_CONFIG ? why : gf_err_str(err);
             gf_log_error("bad nkey seed file", "path=%s error=%s",
@@ -240,7 +240,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
     if (err != GF_OK)
         goto out;
 
-    int64_t start = gf_now_mono_ms();
+    int64_t start = gf_clock_mono_ms();
     int dropped = 0; /* attempts the server closed after INFO; see refusal_hint() */
     for (int attempt = 1;; attempt++) {
         natsStatus s = natsConnection_Connect(&c->nc, c->opts);
@@ -254,18 +254,18 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
         const char *hint = refusal_hint(cfg, s, dropped);
         if (hint) {
             gf_log_error("NATS refused the connection", "attempt=%d error=%s hint=\"%s\"", attempt,
-                         gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)), hint);
+                         gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)), hint);
             err = GF_ERR_CONFIG;
             goto out;
         }
         gf_log_warn("cannot reach NATS yet", "attempt=%d servers=%zu error=%s", attempt,
-                    cfg->servers_len, gf_log_quote(quoted, sizeof quoted, gf_nats_last_error(s)));
+                    cfg->servers_len, gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)));
         if ((stop && atomic_load(stop)) ||
-            (give_up_ms > 0 && gf_now_mono_ms() - start >= give_up_ms)) {
+            (give_up_ms > 0 && gf_clock_mono_ms() - start >= give_up_ms)) {
             err = GF_ERR_UNAVAILABLE;
             goto out;
         }
-        gf_sleep_until(gf_now_mono_ms() + jittered_backoff_ms(cfg, attempt), stop);
+        gf_clock_sleep_until(gf_clock_mono_ms() + jittered_backoff_ms(cfg, attempt), stop);
         if (stop && atomic_load(stop)) {
             err = GF_ERR_UNAVAILABLE;
             goto out;
@@ -277,7 +277,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
     jo.Wait = cfg->api_timeout_ms;
     natsStatus s = natsConnection_JetStream(&c->js, c->nc, &jo);
     if (s != NATS_OK) {
-        err = gf_nats_err(s);
+        err = gf__nats_err(s);
         goto out;
     }
     char url[512];
@@ -314,17 +314,17 @@ void gf_conn_close(gf_conn *c, int64_t timeout_ms)
         if (timeout_ms > 0 && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
             /* Drain flushes pending publishes and acks, then closes. */
             if (natsConnection_DrainTimeout(c->nc, timeout_ms) == NATS_OK) {
-                int64_t end = gf_now_mono_ms() + timeout_ms + 500;
-                while (!atomic_load(&c->closed) && gf_now_mono_ms() < end)
-                    gf_sleep_ms(10);
+                int64_t end = gf_clock_mono_ms() + timeout_ms + 500;
+                while (!atomic_load(&c->closed) && gf_clock_mono_ms() < end)
+                    gf_clock_sleep_ms(10);
             }
         }
         natsConnection_Close(c->nc);
         /* The closed callback runs on a nats.c thread with `c` as closure: wait for it
          * before freeing `c` (bounded; it normally comes within milliseconds). */
-        int64_t end = gf_now_mono_ms() + 2000;
-        while (!atomic_load(&c->closed) && gf_now_mono_ms() < end)
-            gf_sleep_ms(1);
+        int64_t end = gf_clock_mono_ms() + 2000;
+        while (!atomic_load(&c->closed) && gf_clock_mono_ms() < end)
+            gf_clock_sleep_ms(1);
     }
     jsCtx_Destroy(c->js);
     natsConnection_Destroy(c->nc);

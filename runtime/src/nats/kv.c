@@ -22,12 +22,12 @@ static gf_err kv_result(natsStatus s)
         if (text && strstr(text, "wrong last sequence"))
             return GF_ERR_CONFLICT;
     }
-    return gf_nats_err(s);
+    return gf__nats_err(s);
 }
 
 gf_err gf_kv_open(jsCtx *js, const char *bucket, kvStore **out)
 {
-    return gf_nats_err(js_KeyValue(out, js, bucket));
+    return gf__nats_err(js_KeyValue(out, js, bucket));
 }
 
 gf_err gf_kv_get(kvStore *kv, const char *key, kvEntry **out)
@@ -69,7 +69,7 @@ gf_err gf_kv_delete_if(jsCtx *js, kvStore *kv, const char *key, uint64_t last)
         s = natsMsgHeader_Set(msg, "KV-Operation", "DEL");
     if (s != NATS_OK) {
         natsMsg_Destroy(msg);
-        return gf_nats_err(s);
+        return gf__nats_err(s);
     }
     jsPubOptions po;
     jsPubOptions_Init(&po);
@@ -77,5 +77,5 @@ gf_err gf_kv_delete_if(jsCtx *js, kvStore *kv, const char *key, uint64_t last)
     jsErrCode jerr = 0;
     s = js_PublishMsg(NULL, js, msg, &po, &jerr);
     natsMsg_Destroy(msg);
-    return gf_nats_js_err(s, jerr);
+    return gf__nats_js_err(s, jerr);
 }

@@ -1,7 +1,7 @@
 /* nats_err.c — translation of nats.c statuses into gf_err. */
 #include "nats_err.h"
 
-gf_err gf_nats_err(natsStatus s)
+gf_err gf__nats_err(natsStatus s)
 {
     switch (s) {
     case NATS_OK:
@@ -27,14 +27,14 @@ gf_err gf_nats_err(natsStatus s)
     }
 }
 
-gf_err gf_nats_js_err(natsStatus s, jsErrCode jerr)
+gf_err gf__nats_js_err(natsStatus s, jsErrCode jerr)
 {
     if (s != NATS_OK && jerr == JSStreamWrongLastSequenceErr)
         return GF_ERR_CONFLICT;
-    return gf_nats_err(s);
+    return gf__nats_err(s);
 }
 
-const char *gf_nats_last_error(natsStatus s)
+const char *gf__nats_last_error(natsStatus s)
 {
     const char *text = nats_GetLastError(NULL);
     if (text && text[0])

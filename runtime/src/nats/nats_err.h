@@ -11,12 +11,12 @@
 /* NATS_OK -> GF_OK; NATS_TIMEOUT -> GF_ERR_TIMEOUT; NATS_NOT_FOUND -> GF_ERR_NOT_FOUND;
  * NATS_NO_RESPONDERS / connection closed / draining -> GF_ERR_UNAVAILABLE;
  * NATS_NO_MEMORY -> GF_ERR_NOMEM; NATS_INVALID_ARG -> GF_ERR_INVALID; else GF_ERR_NATS. */
-gf_err gf_nats_err(natsStatus s);
+gf_err gf__nats_err(natsStatus s);
 
 /* Same, but a JetStream "wrong last sequence" (jsErrCode 10071) is GF_ERR_CONFLICT. */
-gf_err gf_nats_js_err(natsStatus s, jsErrCode jerr);
+gf_err gf__nats_js_err(natsStatus s, jsErrCode jerr);
 
 /* nats_GetLastError() text for the calling thread, or natsStatus_GetText(s). Never NULL. */
-const char *gf_nats_last_error(natsStatus s);
+const char *gf__nats_last_error(natsStatus s);
 
 #endif

@@ -116,11 +116,11 @@ static long b32_decode(const char *in, size_t len, unsigned char *out)
 static const char *type_name(int type)
 {
     switch (type) {
-    case GF_NKEY_ACCOUNT:
+    case GF__NKEY_ACCOUNT:
         return "an account";
-    case GF_NKEY_OPERATOR:
+    case GF__NKEY_OPERATOR:
         return "an operator";
-    case GF_NKEY_USER:
+    case GF__NKEY_USER:
         return "a user";
     case 13 << 3:
         return "a server";
@@ -133,20 +133,20 @@ static const char *type_name(int type)
     }
 }
 
-static bool valid_type(gf_nkey_type t)
+static bool valid_type(gf__nkey_type t)
 {
-    return t == GF_NKEY_ACCOUNT || t == GF_NKEY_OPERATOR || t == GF_NKEY_USER;
+    return t == GF__NKEY_ACCOUNT || t == GF__NKEY_OPERATOR || t == GF__NKEY_USER;
 }
 
-gf_err gf_nkey_seed_encode(gf_nkey_type type, const unsigned char raw[GF_NKEY_RAW_LEN],
-                           char out[GF_NKEY_SEED_LEN + 1])
+gf_err gf__nkey_seed_encode(gf__nkey_type type, const unsigned char raw[GF__NKEY_RAW_LEN],
+                            char out[GF__NKEY_SEED_LEN + 1])
 {
     unsigned char buf[SEED_RAW_LEN];
     if (!raw || !out || !valid_type(type))
         return GF_ERR_INVALID;
     buf[0] = (unsigned char)(PREFIX_SEED | ((unsigned)type >> 5));
     buf[1] = (unsigned char)(((unsigned)type & 31) << 3);
-    memcpy(buf + 2, raw, GF_NKEY_RAW_LEN);
+    memcpy(buf + 2, raw, GF__NKEY_RAW_LEN);
     uint16_t crc = crc16_xmodem(buf, SEED_RAW_LEN - 2);
     buf[SEED_RAW_LEN - 2] = (unsigned char)(crc & 0xff);
     buf[SEED_RAW_LEN - 1] = (unsigned char)(crc >> 8);
@@ -155,16 +155,16 @@ gf_err gf_nkey_seed_encode(gf_nkey_type type, const unsigned char raw[GF_NKEY_RA
     return GF_OK;
 }
 
-gf_err gf_nkey_seed_decode(const char *text, size_t len, gf_nkey_type want,
-                           unsigned char raw[GF_NKEY_RAW_LEN], char *why, size_t why_size)
+gf_err gf__nkey_seed_decode(const char *text, size_t len, gf__nkey_type want,
+                            unsigned char raw[GF__NKEY_RAW_LEN], char *why, size_t why_size)
 {
     unsigned char buf[SEED_RAW_LEN];
     gf_err err = GF_OK;
     if (!text || !raw || !valid_type(want))
         return GF_ERR_INVALID;
-    if (len != GF_NKEY_SEED_LEN)
+    if (len != GF__NKEY_SEED_LEN)
         return problem(why, why_size, "an nkey seed has %d characters, this one has %zu",
-                       GF_NKEY_SEED_LEN, len);
+                       GF__NKEY_SEED_LEN, len);
     long bad = b32_decode(text, len, buf);
     if (bad > 0) {
         err = problem(why, why_size,
@@ -190,14 +190,14 @@ gf_err gf_nkey_seed_decode(const char *text, size_t len, gf_nkey_type want,
                       (buf[1] & 7) != 0 ? "an unknown" : type_name(type), type_name(want));
         goto out;
     }
-    memcpy(raw, buf + 2, GF_NKEY_RAW_LEN);
+    memcpy(raw, buf + 2, GF__NKEY_RAW_LEN);
 out:
     sodium_memzero(buf, sizeof buf);
     return err;
 }
 
-gf_err gf_nkey_public_from_raw(gf_nkey_type type, const unsigned char raw[GF_NKEY_RAW_LEN],
-                               char out[GF_NKEY_PUBLIC_LEN + 1])
+gf_err gf__nkey_public_from_raw(gf__nkey_type type, const unsigned char raw[GF__NKEY_RAW_LEN],
+                                char out[GF__NKEY_PUBLIC_LEN + 1])
 {
     unsigned char pk[crypto_sign_PUBLICKEYBYTES];
     unsigned char sk[crypto_sign_SECRETKEYBYTES];
@@ -323,7 +323,7 @@ static gf_err locate_seed(span text, span *seed, char *why, size_t why_size)
     return GF_OK;
 }
 
-/* Reads a regular file of at most GF_NKEY_FILE_MAX bytes into sodium_malloc()
+/* Reads a regular file of at most GF__NKEY_FILE_MAX bytes into sodium_malloc()
  * memory (NUL-terminated); the caller sodium_free()s it. */
 static gf_err read_secret_file(const char *path, char **out, size_t *len, char *why,
                                size_t why_size)
@@ -343,17 +343,17 @@ static gf_err read_secret_file(const char *path, char **out, size_t *len, char *
         err = problem(why, why_size, "not a regular file");
         goto out;
     }
-    if (st.st_size > GF_NKEY_FILE_MAX) {
-        err = problem(why, why_size, "larger than %d bytes; not a seed file", GF_NKEY_FILE_MAX);
+    if (st.st_size > GF__NKEY_FILE_MAX) {
+        err = problem(why, why_size, "larger than %d bytes; not a seed file", GF__NKEY_FILE_MAX);
         goto out;
     }
-    buf = sodium_malloc(GF_NKEY_FILE_MAX + 1);
+    buf = sodium_malloc(GF__NKEY_FILE_MAX + 1);
     if (!buf) {
         err = GF_ERR_NOMEM;
         goto out;
     }
     for (;;) {
-        ssize_t r = read(fd, buf + n, GF_NKEY_FILE_MAX + 1 - n);
+        ssize_t r = read(fd, buf + n, GF__NKEY_FILE_MAX + 1 - n);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -363,8 +363,9 @@ static gf_err read_secret_file(const char *path, char **out, size_t *len, char *
         if (r == 0)
             break;
         n += (size_t)r;
-        if (n > GF_NKEY_FILE_MAX) { /* it grew since fstat */
-            err = problem(why, why_size, "larger than %d bytes; not a seed file", GF_NKEY_FILE_MAX);
+        if (n > GF__NKEY_FILE_MAX) { /* it grew since fstat */
+            err =
+                problem(why, why_size, "larger than %d bytes; not a seed file", GF__NKEY_FILE_MAX);
             goto out;
         }
     }
@@ -374,19 +375,19 @@ static gf_err read_secret_file(const char *path, char **out, size_t *len, char *
     buf = NULL;
 out:
     if (buf) {
-        sodium_memzero(buf, GF_NKEY_FILE_MAX + 1);
+        sodium_memzero(buf, GF__NKEY_FILE_MAX + 1);
         sodium_free(buf);
     }
     close(fd);
     return err;
 }
 
-gf_err gf_nkey_seed_file_public(const char *path, char out[GF_NKEY_PUBLIC_LEN + 1], char *why,
-                                size_t why_size)
+gf_err gf__nkey_seed_file_public(const char *path, char out[GF__NKEY_PUBLIC_LEN + 1], char *why,
+                                 size_t why_size)
 {
     char *text = NULL;
     size_t len = 0;
-    unsigned char raw[GF_NKEY_RAW_LEN];
+    unsigned char raw[GF__NKEY_RAW_LEN];
     span seed = {0};
     if (!path || !out)
         return GF_ERR_INVALID;
@@ -397,9 +398,9 @@ gf_err gf_nkey_seed_file_public(const char *path, char out[GF_NKEY_PUBLIC_LEN + 
         return err;
     err = locate_seed((span){text, len}, &seed, why, why_size);
     if (err == GF_OK)
-        err = gf_nkey_seed_decode(seed.p, seed.n, GF_NKEY_USER, raw, why, why_size);
+        err = gf__nkey_seed_decode(seed.p, seed.n, GF__NKEY_USER, raw, why, why_size);
     if (err == GF_OK)
-        err = gf_nkey_public_from_raw(GF_NKEY_USER, raw, out);
+        err = gf__nkey_public_from_raw(GF__NKEY_USER, raw, out);
     sodium_memzero(raw, sizeof raw);
     sodium_memzero(text, len);
     sodium_free(text);

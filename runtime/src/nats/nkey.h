@@ -29,32 +29,32 @@
 #include "gamefn/err.h"
 
 enum {
-    GF_NKEY_RAW_LEN = 32,    /* Ed25519 seed or public key bytes */
-    GF_NKEY_SEED_LEN = 58,   /* encoded seed, without the NUL */
-    GF_NKEY_PUBLIC_LEN = 56, /* encoded public key, without the NUL */
-    GF_NKEY_FILE_MAX = 16384 /* a seed file larger than this is refused */
+    GF__NKEY_RAW_LEN = 32,    /* Ed25519 seed or public key bytes */
+    GF__NKEY_SEED_LEN = 58,   /* encoded seed, without the NUL */
+    GF__NKEY_PUBLIC_LEN = 56, /* encoded public key, without the NUL */
+    GF__NKEY_FILE_MAX = 16384 /* a seed file larger than this is refused */
 };
 
 /* The key types gamefn deals with; values are the nkeys prefix bytes. */
-typedef enum gf_nkey_type {
-    GF_NKEY_ACCOUNT = 0,        /* 'A' */
-    GF_NKEY_OPERATOR = 14 << 3, /* 'O' */
-    GF_NKEY_USER = 20 << 3,     /* 'U' */
-} gf_nkey_type;
+typedef enum gf__nkey_type {
+    GF__NKEY_ACCOUNT = 0,        /* 'A' */
+    GF__NKEY_OPERATOR = 14 << 3, /* 'O' */
+    GF__NKEY_USER = 20 << 3,     /* 'U' */
+} gf__nkey_type;
 
 /* Writes the encoded seed of `raw` (58 chars + NUL) into out. */
-gf_err gf_nkey_seed_encode(gf_nkey_type type, const unsigned char raw[GF_NKEY_RAW_LEN],
-                           char out[GF_NKEY_SEED_LEN + 1]);
+gf_err gf__nkey_seed_encode(gf__nkey_type type, const unsigned char raw[GF__NKEY_RAW_LEN],
+                            char out[GF__NKEY_SEED_LEN + 1]);
 
 /* Decodes exactly `len` characters of `text` (no whitespace allowed) as a seed of
  * type `want`: base32, length, checksum, seed prefix and key type are checked. */
-gf_err gf_nkey_seed_decode(const char *text, size_t len, gf_nkey_type want,
-                           unsigned char raw[GF_NKEY_RAW_LEN], char *why, size_t why_size);
+gf_err gf__nkey_seed_decode(const char *text, size_t len, gf__nkey_type want,
+                            unsigned char raw[GF__NKEY_RAW_LEN], char *why, size_t why_size);
 
 /* Derives the Ed25519 key pair of `raw` and writes its encoded public key
  * (56 chars + NUL, starting with the type's letter) into out. */
-gf_err gf_nkey_public_from_raw(gf_nkey_type type, const unsigned char raw[GF_NKEY_RAW_LEN],
-                               char out[GF_NKEY_PUBLIC_LEN + 1]);
+gf_err gf__nkey_public_from_raw(gf__nkey_type type, const unsigned char raw[GF__NKEY_RAW_LEN],
+                                char out[GF__NKEY_PUBLIC_LEN + 1]);
 
 /* Reads the user seed file at `path` the way nats.c 3.4.1 reads it when it signs
  * (either one line holding the seed, or the first "-----BEGIN ...-----" block as
@@ -62,7 +62,7 @@ gf_err gf_nkey_public_from_raw(gf_nkey_type type, const unsigned char raw[GF_NKE
  * would fail to sign with later (CRLF line ends, whitespace after the seed, a
  * JWT block first) is refused here, with the reason. A missing or unreadable
  * file is GF_ERR_CONFIG too. */
-gf_err gf_nkey_seed_file_public(const char *path, char out[GF_NKEY_PUBLIC_LEN + 1], char *why,
-                                size_t why_size);
+gf_err gf__nkey_seed_file_public(const char *path, char out[GF__NKEY_PUBLIC_LEN + 1], char *why,
+                                 size_t why_size);
 
 #endif

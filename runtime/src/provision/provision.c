@@ -37,55 +37,55 @@ static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *re
 {
     const char *name = c->name ? c->name : "(null)";
 
-    if (!gf_prov_name_ok(c->name)) {
-        gf_prov_message(res,
-                        "stream %s: invalid name (empty, or has whitespace, '.', '*', '>', "
-                        "'/' or '\\')",
-                        name);
+    if (!gf__prov_name_ok(c->name)) {
+        gf__prov_message(res,
+                         "stream %s: invalid name (empty, or has whitespace, '.', '*', '>', "
+                         "'/' or '\\')",
+                         name);
         return GF_ERR_INVALID;
     }
     if (c->subjects_len == 0 || c->subjects == NULL || c->subjects_len > 1024) {
-        gf_prov_message(res, "stream %s: subjects must list 1 to 1024 subjects", name);
+        gf__prov_message(res, "stream %s: subjects must list 1 to 1024 subjects", name);
         return GF_ERR_INVALID;
     }
     for (size_t i = 0; i < c->subjects_len; i++) {
-        if (!gf_prov_subject_ok(c->subjects[i])) {
-            gf_prov_message(res, "stream %s: subjects[%zu] is not a valid subject", name, i);
+        if (!gf__prov_subject_ok(c->subjects[i])) {
+            gf__prov_message(res, "stream %s: subjects[%zu] is not a valid subject", name, i);
             return GF_ERR_INVALID;
         }
     }
     if (c->retention < GF_RETENTION_LIMITS || c->retention > GF_RETENTION_WORKQUEUE ||
         c->storage < GF_STORAGE_FILE || c->storage > GF_STORAGE_MEMORY ||
         c->discard < GF_DISCARD_OLD || c->discard > GF_DISCARD_NEW) {
-        gf_prov_message(res, "stream %s: retention, storage or discard out of range", name);
+        gf__prov_message(res, "stream %s: retention, storage or discard out of range", name);
         return GF_ERR_INVALID;
     }
     if (c->replicas < 0 || c->replicas > PROV_MAX_REPLICAS) {
-        gf_prov_message(res, "stream %s: replicas %lld is outside 0..%d", name,
-                        (long long)c->replicas, PROV_MAX_REPLICAS);
+        gf__prov_message(res, "stream %s: replicas %lld is outside 0..%d", name,
+                         (long long)c->replicas, PROV_MAX_REPLICAS);
         return GF_ERR_INVALID;
     }
-    if (!gf_prov_ms_ok(c->max_age_ms) || !gf_prov_ms_ok(c->duplicate_window_ms)) {
-        gf_prov_message(res,
-                        "stream %s: max_age and duplicate_window must be >= 0 and "
-                        "fit in int64 nanoseconds",
-                        name);
+    if (!gf__prov_ms_ok(c->max_age_ms) || !gf__prov_ms_ok(c->duplicate_window_ms)) {
+        gf__prov_message(res,
+                         "stream %s: max_age and duplicate_window must be >= 0 and "
+                         "fit in int64 nanoseconds",
+                         name);
         return GF_ERR_INVALID;
     }
     if (c->max_age_ms > 0 && c->duplicate_window_ms > c->max_age_ms) {
         char a[32], b[32];
-        gf_prov_message(
+        gf__prov_message(
             res, "stream %s: duplicate_window %s is longer than max_age %s", name,
-            gf_prov_fmt_duration(a, sizeof a, gf_prov_ms_to_ns(c->duplicate_window_ms), NULL),
-            gf_prov_fmt_duration(b, sizeof b, gf_prov_ms_to_ns(c->max_age_ms), NULL));
+            gf__prov_fmt_duration(a, sizeof a, gf__prov_ms_to_ns(c->duplicate_window_ms), NULL),
+            gf__prov_fmt_duration(b, sizeof b, gf__prov_ms_to_ns(c->max_age_ms), NULL));
         return GF_ERR_INVALID;
     }
     if (c->max_msgs < -1 || c->max_bytes < -1 || c->max_msg_size < -1 ||
         c->max_msg_size > INT32_MAX) {
-        gf_prov_message(res,
-                        "stream %s: max_msgs, max_bytes and max_msg_size must be >= 0 "
-                        "(max_msg_size at most %d)",
-                        name, INT32_MAX);
+        gf__prov_message(res,
+                         "stream %s: max_msgs, max_bytes and max_msg_size must be >= 0 "
+                         "(max_msg_size at most %d)",
+                         name, INT32_MAX);
         return GF_ERR_INVALID;
     }
     return GF_OK;
@@ -110,42 +110,42 @@ static void stream_expected(const gf_stream_config *c, jsStreamConfig *w)
     w->Storage = storage_map[c->storage];
     w->Discard = discard_map[c->discard];
     w->Replicas = c->replicas > 0 ? c->replicas : 1;
-    w->MaxAge = gf_prov_ms_to_ns(c->max_age_ms);
+    w->MaxAge = gf__prov_ms_to_ns(c->max_age_ms);
     int64_t dup_ms = c->duplicate_window_ms;
     if (dup_ms == 0)
         dup_ms = (c->max_age_ms > 0 && c->max_age_ms < PROV_DUP_DEFAULT_MS) ? c->max_age_ms
                                                                             : PROV_DUP_DEFAULT_MS;
-    w->Duplicates = gf_prov_ms_to_ns(dup_ms);
+    w->Duplicates = gf__prov_ms_to_ns(dup_ms);
     w->MaxMsgs = c->max_msgs > 0 ? c->max_msgs : -1;
     w->MaxBytes = c->max_bytes > 0 ? c->max_bytes : -1;
     w->MaxMsgSize = c->max_msg_size > 0 ? (int32_t)c->max_msg_size : -1;
 }
 
 /* Every managed field; `w` is stream_expected(). */
-static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf_prov_diff *d)
+static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf__prov_diff *d)
 {
-    gf_prov_diff_subjects(d, true, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
-                          (const char *const *)w->Subjects, w->SubjectsLen);
+    gf__prov_diff_subjects(d, true, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
+                           (const char *const *)w->Subjects, w->SubjectsLen);
     if (s->Retention != w->Retention)
-        gf_prov_diff_add(d, false, "retention", gf_prov_retention_name(s->Retention),
-                         gf_prov_retention_name(w->Retention));
+        gf__prov_diff_add(d, false, "retention", gf__prov_retention_name(s->Retention),
+                          gf__prov_retention_name(w->Retention));
     if (s->Storage != w->Storage)
-        gf_prov_diff_add(d, false, "storage", gf_prov_storage_name(s->Storage),
-                         gf_prov_storage_name(w->Storage));
+        gf__prov_diff_add(d, false, "storage", gf__prov_storage_name(s->Storage),
+                          gf__prov_storage_name(w->Storage));
     if (s->Discard != w->Discard)
-        gf_prov_diff_add(d, true, "discard", gf_prov_discard_name(s->Discard),
-                         gf_prov_discard_name(w->Discard));
-    gf_prov_diff_limit(d, true, "replicas", s->Replicas, w->Replicas);
-    gf_prov_diff_duration(d, true, "max_age", s->MaxAge, w->MaxAge, "unlimited");
-    gf_prov_diff_duration(d, true, "duplicate_window", s->Duplicates, w->Duplicates, NULL);
-    gf_prov_diff_limit(d, true, "max_msgs", s->MaxMsgs, w->MaxMsgs);
-    gf_prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->MaxBytes);
-    gf_prov_diff_limit(d, true, "max_msg_size", s->MaxMsgSize, w->MaxMsgSize);
+        gf__prov_diff_add(d, true, "discard", gf__prov_discard_name(s->Discard),
+                          gf__prov_discard_name(w->Discard));
+    gf__prov_diff_limit(d, true, "replicas", s->Replicas, w->Replicas);
+    gf__prov_diff_duration(d, true, "max_age", s->MaxAge, w->MaxAge, "unlimited");
+    gf__prov_diff_duration(d, true, "duplicate_window", s->Duplicates, w->Duplicates, NULL);
+    gf__prov_diff_limit(d, true, "max_msgs", s->MaxMsgs, w->MaxMsgs);
+    gf__prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->MaxBytes);
+    gf__prov_diff_limit(d, true, "max_msg_size", s->MaxMsgSize, w->MaxMsgSize);
     if (w->Description != NULL)
-        gf_prov_diff_string(d, true, "description", s->Description, w->Description);
+        gf__prov_diff_string(d, true, "description", s->Description, w->Description);
 }
 
-static void stream_compare_any(const jsStreamConfig *server, const void *want, gf_prov_diff *d)
+static void stream_compare_any(const jsStreamConfig *server, const void *want, gf__prov_diff *d)
 {
     stream_compare(server, want, d);
 }
@@ -182,7 +182,7 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
     jsStreamInfo *si = NULL;
     jsErrCode jerr = 0;
     jsStreamConfig want;
-    gf_prov_diff diff;
+    gf__prov_diff diff;
     char asset[300];
     gf_err err = GF_OK;
     natsStatus s;
@@ -196,20 +196,20 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         s = js_AddStream(&si, js, &want, NULL, &jerr);
         if (s == NATS_OK) {
             res->outcome = GF_PROVISION_CREATED;
-            gf_prov_diff_init(&diff);
+            gf__prov_diff_init(&diff);
             stream_compare(si->Config, &want, &diff);
-            if (!gf_prov_diff_empty(&diff)) {
+            if (!gf__prov_diff_empty(&diff)) {
                 /* The server adjusted something on create: the next run would
                  * call it a conflict, so say it now. */
-                gf_prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
+                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
                 *warn = true;
             }
             goto out;
         }
         if (jerr != JSStreamNameExistErr) {
-            gf_prov_message(res, "%s: create failed: %s", asset, gf_prov_nats_text(s));
+            gf__prov_message(res, "%s: create failed: %s", asset, gf__prov_nats_text(s));
             /* another stream already takes these subjects: an asset conflict */
-            err = jerr == JSStreamSubjectOverlapErr ? GF_ERR_CONFLICT : gf_nats_js_err(s, jerr);
+            err = jerr == JSStreamSubjectOverlapErr ? GF_ERR_CONFLICT : gf__nats_js_err(s, jerr);
             goto out;
         }
         /* Someone created it between our read and our create: compare with theirs. */
@@ -217,13 +217,13 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
     }
     if (s != NATS_OK) {
-        gf_prov_message(res, "%s: cannot read stream info: %s", asset, gf_prov_nats_text(s));
-        err = gf_nats_js_err(s, jerr);
+        gf__prov_message(res, "%s: cannot read stream info: %s", asset, gf__prov_nats_text(s));
+        err = gf__nats_js_err(s, jerr);
         goto out;
     }
 
-    err = gf_prov_stream_reconcile(js, si, &want, stream_compare_any, stream_patch, asset, update,
-                                   res);
+    err = gf__prov_stream_reconcile(js, si, &want, stream_compare_any, stream_patch, asset, update,
+                                    res);
 out:
     jsStreamInfo_Destroy(si);
     return err;
@@ -241,14 +241,14 @@ gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
     memset(res, 0, sizeof *res);
     res->outcome = GF_PROVISION_UNCHANGED;
     if (js == NULL || cfg == NULL) {
-        gf_prov_message(res, "stream: no JetStream context or config");
+        gf__prov_message(res, "stream: no JetStream context or config");
         err = GF_ERR_INVALID;
     } else {
         err = stream_validate(cfg, res);
         if (err == GF_OK)
             err = stream_apply(js, cfg, update, res, &warn);
     }
-    gf_prov_report("stream", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
+    gf__prov_report("stream", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
     return err;
 }
 
@@ -267,13 +267,13 @@ gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool updat
     memset(res, 0, sizeof *res);
     res->outcome = GF_PROVISION_UNCHANGED;
     if (js == NULL || js_cfg == NULL) {
-        gf_prov_message(res, "provision: no JetStream context or config");
+        gf__prov_message(res, "provision: no JetStream context or config");
         return GF_ERR_INVALID;
     }
     if ((js_cfg->streams_len > 0 && js_cfg->streams == NULL) ||
         (js_cfg->buckets_len > 0 && js_cfg->buckets == NULL) ||
         (js_cfg->consumers_len > 0 && js_cfg->consumers == NULL)) {
-        gf_prov_message(res, "provision: a list has a length but no entries");
+        gf__prov_message(res, "provision: a list has a length but no entries");
         return GF_ERR_INVALID;
     }
 
@@ -299,7 +299,7 @@ gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool updat
         res->outcome = GF_PROVISION_UPDATED;
     else if (counts[GF_PROVISION_CREATED] > 0)
         res->outcome = GF_PROVISION_CREATED;
-    gf_prov_message(res, "%d created, %d updated, %d unchanged", counts[GF_PROVISION_CREATED],
-                    counts[GF_PROVISION_UPDATED], counts[GF_PROVISION_UNCHANGED]);
+    gf__prov_message(res, "%d created, %d updated, %d unchanged", counts[GF_PROVISION_CREATED],
+                     counts[GF_PROVISION_UPDATED], counts[GF_PROVISION_UNCHANGED]);
     return GF_OK;
 }

@@ -45,31 +45,31 @@ static gf_err bucket_validate(const gf_bucket_config *c, const char *asset,
                               gf_provision_result *res)
 {
     if (!bucket_name_ok(c->name)) {
-        gf_prov_message(res, "%s: invalid bucket name (want [A-Za-z0-9_-]+, at most %d bytes)",
-                        asset, PROV_MAX_BUCKET_NAME);
+        gf__prov_message(res, "%s: invalid bucket name (want [A-Za-z0-9_-]+, at most %d bytes)",
+                         asset, PROV_MAX_BUCKET_NAME);
         return GF_ERR_INVALID;
     }
     if (c->history < 1 || c->history > PROV_MAX_HISTORY) {
-        gf_prov_message(res, "%s: history %lld is outside 1..%d", asset, (long long)c->history,
-                        PROV_MAX_HISTORY);
+        gf__prov_message(res, "%s: history %lld is outside 1..%d", asset, (long long)c->history,
+                         PROV_MAX_HISTORY);
         return GF_ERR_INVALID;
     }
-    if (!gf_prov_ms_ok(c->ttl_ms)) {
-        gf_prov_message(res, "%s: ttl must be >= 0 and fit in int64 nanoseconds", asset);
+    if (!gf__prov_ms_ok(c->ttl_ms)) {
+        gf__prov_message(res, "%s: ttl must be >= 0 and fit in int64 nanoseconds", asset);
         return GF_ERR_INVALID;
     }
     if (c->storage < GF_STORAGE_FILE || c->storage > GF_STORAGE_MEMORY) {
-        gf_prov_message(res, "%s: storage %d out of range", asset, c->storage);
+        gf__prov_message(res, "%s: storage %d out of range", asset, c->storage);
         return GF_ERR_INVALID;
     }
     if (c->replicas < 0 || c->replicas > PROV_MAX_REPLICAS) {
-        gf_prov_message(res, "%s: replicas %lld is outside 0..%d", asset, (long long)c->replicas,
-                        PROV_MAX_REPLICAS);
+        gf__prov_message(res, "%s: replicas %lld is outside 0..%d", asset, (long long)c->replicas,
+                         PROV_MAX_REPLICAS);
         return GF_ERR_INVALID;
     }
     if (c->max_value_size < -1 || c->max_value_size > INT32_MAX || c->max_bytes < -1) {
-        gf_prov_message(res, "%s: max_value_size (at most %d) and max_bytes must be >= 0", asset,
-                        INT32_MAX);
+        gf__prov_message(res, "%s: max_value_size (at most %d) and max_bytes must be >= 0", asset,
+                         INT32_MAX);
         return GF_ERR_INVALID;
     }
     return GF_OK;
@@ -91,7 +91,7 @@ typedef struct bucket_expected {
 static void bucket_expect(const gf_bucket_config *c, bucket_expected *w)
 {
     w->history = c->history;
-    w->max_age = gf_prov_ms_to_ns(c->ttl_ms);
+    w->max_age = gf__prov_ms_to_ns(c->ttl_ms);
     w->storage = c->storage == GF_STORAGE_MEMORY ? js_MemoryStorage : js_FileStorage;
     w->replicas = c->replicas > 0 ? c->replicas : 1;
     w->max_msg_size = c->max_value_size > 0 ? (int32_t)c->max_value_size : -1;
@@ -100,24 +100,24 @@ static void bucket_expect(const gf_bucket_config *c, bucket_expected *w)
     snprintf(w->subject, sizeof w->subject, "$KV.%s.>", c->name);
 }
 
-static void bucket_compare(const jsStreamConfig *s, const bucket_expected *w, gf_prov_diff *d)
+static void bucket_compare(const jsStreamConfig *s, const bucket_expected *w, gf__prov_diff *d)
 {
     const char *subject = w->subject;
-    gf_prov_diff_subjects(d, false, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
-                          &subject, 1);
-    gf_prov_diff_limit(d, true, "history", s->MaxMsgsPerSubject, w->history);
-    gf_prov_diff_duration(d, true, "ttl", s->MaxAge, w->max_age, "none");
+    gf__prov_diff_subjects(d, false, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
+                           &subject, 1);
+    gf__prov_diff_limit(d, true, "history", s->MaxMsgsPerSubject, w->history);
+    gf__prov_diff_duration(d, true, "ttl", s->MaxAge, w->max_age, "none");
     if (s->Storage != w->storage)
-        gf_prov_diff_add(d, false, "storage", gf_prov_storage_name(s->Storage),
-                         gf_prov_storage_name(w->storage));
-    gf_prov_diff_limit(d, true, "replicas", s->Replicas, w->replicas);
-    gf_prov_diff_limit(d, true, "max_value_size", s->MaxMsgSize, w->max_msg_size);
-    gf_prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->max_bytes);
+        gf__prov_diff_add(d, false, "storage", gf__prov_storage_name(s->Storage),
+                          gf__prov_storage_name(w->storage));
+    gf__prov_diff_limit(d, true, "replicas", s->Replicas, w->replicas);
+    gf__prov_diff_limit(d, true, "max_value_size", s->MaxMsgSize, w->max_msg_size);
+    gf__prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->max_bytes);
     if (w->description != NULL)
-        gf_prov_diff_string(d, true, "description", s->Description, w->description);
+        gf__prov_diff_string(d, true, "description", s->Description, w->description);
 }
 
-static void bucket_compare_any(const jsStreamConfig *server, const void *want, gf_prov_diff *d)
+static void bucket_compare_any(const jsStreamConfig *server, const void *want, gf__prov_diff *d)
 {
     bucket_compare(server, want, d);
 }
@@ -154,8 +154,8 @@ static gf_err bucket_create(jsCtx *js, const gf_bucket_config *cfg, const bucket
     natsStatus s = js_CreateKeyValue(&kv, js, &kc);
     kvStore_Destroy(kv);
     if (s != NATS_OK) {
-        gf_prov_message(res, "%s: create failed: %s", asset, gf_prov_nats_text(s));
-        return gf_nats_err(s);
+        gf__prov_message(res, "%s: create failed: %s", asset, gf__prov_nats_text(s));
+        return gf__nats_err(s);
     }
     return GF_OK;
 }
@@ -166,7 +166,7 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
     jsStreamInfo *si = NULL;
     jsErrCode jerr = 0;
     bucket_expected want;
-    gf_prov_diff diff;
+    gf__prov_diff diff;
     char stream[PROV_MAX_BUCKET_NAME + 4];
     bool created = false;
     gf_err err = GF_OK;
@@ -189,23 +189,24 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
         res->message[0] = '\0';
     }
     if (s != NATS_OK) {
-        gf_prov_message(res, "%s: cannot read stream %s: %s", asset, stream, gf_prov_nats_text(s));
-        err = gf_nats_js_err(s, jerr);
+        gf__prov_message(res, "%s: cannot read stream %s: %s", asset, stream,
+                         gf__prov_nats_text(s));
+        err = gf__nats_js_err(s, jerr);
         goto out;
     }
 
     if (created) {
         res->outcome = GF_PROVISION_CREATED;
-        gf_prov_diff_init(&diff);
+        gf__prov_diff_init(&diff);
         bucket_compare(si->Config, &want, &diff);
-        if (!gf_prov_diff_empty(&diff)) {
-            gf_prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
+        if (!gf__prov_diff_empty(&diff)) {
+            gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
             *warn = true;
         }
         goto out;
     }
-    err = gf_prov_stream_reconcile(js, si, &want, bucket_compare_any, bucket_patch, asset, update,
-                                   res);
+    err = gf__prov_stream_reconcile(js, si, &want, bucket_compare_any, bucket_patch, asset, update,
+                                    res);
 out:
     jsStreamInfo_Destroy(si);
     return err;
@@ -225,13 +226,13 @@ gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
     res->outcome = GF_PROVISION_UNCHANGED;
     snprintf(asset, sizeof asset, "bucket %s", cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {
-        gf_prov_message(res, "bucket: no JetStream context or config");
+        gf__prov_message(res, "bucket: no JetStream context or config");
         err = GF_ERR_INVALID;
     } else {
         err = bucket_validate(cfg, asset, res);
         if (err == GF_OK)
             err = bucket_apply(js, cfg, asset, update, res, &warn);
     }
-    gf_prov_report("bucket", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
+    gf__prov_report("bucket", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
     return err;
 }

@@ -15,7 +15,7 @@
 
 #include "nats/nats_err.h"
 
-void gf_prov_diff_init(gf_prov_diff *d)
+void gf__prov_diff_init(gf__prov_diff *d)
 {
     memset(d, 0, sizeof *d);
 }
@@ -38,8 +38,8 @@ static void diff_append(char *buf, size_t size, size_t *len, const char *fmt, ..
         *len = size - 1; /* truncated; snprintf already terminated it */
 }
 
-void gf_prov_diff_add(gf_prov_diff *d, bool editable, const char *field, const char *server,
-                      const char *config)
+void gf__prov_diff_add(gf__prov_diff *d, bool editable, const char *field, const char *server,
+                       const char *config)
 {
     char *buf = editable ? d->editable : d->fixed;
     size_t *len = editable ? &d->editable_len : &d->fixed_len;
@@ -51,7 +51,7 @@ void gf_prov_diff_add(gf_prov_diff *d, bool editable, const char *field, const c
     (*count)++;
 }
 
-char *gf_prov_fmt_duration(char *buf, size_t size, int64_t ns, const char *zero)
+char *gf__prov_fmt_duration(char *buf, size_t size, int64_t ns, const char *zero)
 {
     static const struct {
         int64_t ns;
@@ -80,7 +80,7 @@ char *gf_prov_fmt_duration(char *buf, size_t size, int64_t ns, const char *zero)
     return buf;
 }
 
-char *gf_prov_fmt_limit(char *buf, size_t size, int64_t v)
+char *gf__prov_fmt_limit(char *buf, size_t size, int64_t v)
 {
     if (v < 0)
         snprintf(buf, size, "unlimited");
@@ -89,36 +89,36 @@ char *gf_prov_fmt_limit(char *buf, size_t size, int64_t v)
     return buf;
 }
 
-void gf_prov_diff_duration(gf_prov_diff *d, bool editable, const char *field, int64_t server_ns,
-                           int64_t config_ns, const char *zero)
+void gf__prov_diff_duration(gf__prov_diff *d, bool editable, const char *field, int64_t server_ns,
+                            int64_t config_ns, const char *zero)
 {
     char a[32], b[32];
     if (server_ns == config_ns)
         return;
-    gf_prov_diff_add(d, editable, field, gf_prov_fmt_duration(a, sizeof a, server_ns, zero),
-                     gf_prov_fmt_duration(b, sizeof b, config_ns, zero));
+    gf__prov_diff_add(d, editable, field, gf__prov_fmt_duration(a, sizeof a, server_ns, zero),
+                      gf__prov_fmt_duration(b, sizeof b, config_ns, zero));
 }
 
-void gf_prov_diff_limit(gf_prov_diff *d, bool editable, const char *field, int64_t server,
-                        int64_t config)
+void gf__prov_diff_limit(gf__prov_diff *d, bool editable, const char *field, int64_t server,
+                         int64_t config)
 {
     char a[32], b[32];
     if (server == config || (server < 0 && config < 0))
         return;
-    gf_prov_diff_add(d, editable, field, gf_prov_fmt_limit(a, sizeof a, server),
-                     gf_prov_fmt_limit(b, sizeof b, config));
+    gf__prov_diff_add(d, editable, field, gf__prov_fmt_limit(a, sizeof a, server),
+                      gf__prov_fmt_limit(b, sizeof b, config));
 }
 
-void gf_prov_diff_string(gf_prov_diff *d, bool editable, const char *field, const char *server,
-                         const char *config)
+void gf__prov_diff_string(gf__prov_diff *d, bool editable, const char *field, const char *server,
+                          const char *config)
 {
     char a[160], b[160];
     server = server ? server : "";
     config = config ? config : "";
     if (strcmp(server, config) == 0)
         return;
-    gf_prov_diff_add(d, editable, field, gf_log_quote(a, sizeof a, server),
-                     gf_log_quote(b, sizeof b, config));
+    gf__prov_diff_add(d, editable, field, gf_log_quote(a, sizeof a, server),
+                      gf_log_quote(b, sizeof b, config));
 }
 
 static bool subject_in(const char *s, const char *const *set, int len)
@@ -140,9 +140,9 @@ static void fmt_subjects(char *buf, size_t size, const char *const *set, int len
     diff_append(buf, size, &n, "]");
 }
 
-void gf_prov_diff_subjects(gf_prov_diff *d, bool editable, const char *field,
-                           const char *const *server, int server_len, const char *const *config,
-                           int config_len)
+void gf__prov_diff_subjects(gf__prov_diff *d, bool editable, const char *field,
+                            const char *const *server, int server_len, const char *const *config,
+                            int config_len)
 {
     bool same = true;
     for (int i = 0; i < server_len && same; i++)
@@ -154,11 +154,11 @@ void gf_prov_diff_subjects(gf_prov_diff *d, bool editable, const char *field,
     char a[200], b[200];
     fmt_subjects(a, sizeof a, server, server_len);
     fmt_subjects(b, sizeof b, config, config_len);
-    gf_prov_diff_add(d, editable, field, a, b);
+    gf__prov_diff_add(d, editable, field, a, b);
 }
 
-void gf_prov_diff_message(const gf_prov_diff *d, const char *asset, bool update, char *out,
-                          size_t size)
+void gf__prov_diff_message(const gf__prov_diff *d, const char *asset, bool update, char *out,
+                           size_t size)
 {
     size_t n = 0;
     out[0] = '\0';
@@ -174,12 +174,12 @@ void gf_prov_diff_message(const gf_prov_diff *d, const char *asset, bool update,
         diff_append(out, size, &n, " (editable in place: provision with update to apply)");
 }
 
-bool gf_prov_ms_ok(int64_t ms)
+bool gf__prov_ms_ok(int64_t ms)
 {
     return ms >= 0 && ms <= INT64_MAX / 1000000;
 }
 
-bool gf_prov_name_ok(const char *s)
+bool gf__prov_name_ok(const char *s)
 {
     if (s == NULL || s[0] == '\0' || strlen(s) > 255)
         return false;
@@ -191,7 +191,7 @@ bool gf_prov_name_ok(const char *s)
     return true;
 }
 
-bool gf_prov_subject_ok(const char *s)
+bool gf__prov_subject_ok(const char *s)
 {
     if (s == NULL || s[0] == '\0' || s[0] == '.')
         return false;
@@ -211,26 +211,26 @@ static const char *enum_name(const char *const *names, size_t n, int v)
     return names[v];
 }
 
-const char *gf_prov_retention_name(int v)
+const char *gf__prov_retention_name(int v)
 {
     static const char *const names[] = {"limits", "interest", "workqueue"};
     return enum_name(names, 3, v);
 }
 
-const char *gf_prov_storage_name(int v)
+const char *gf__prov_storage_name(int v)
 {
     static const char *const names[] = {"file", "memory"};
     return enum_name(names, 2, v);
 }
 
-const char *gf_prov_discard_name(int v)
+const char *gf__prov_discard_name(int v)
 {
     static const char *const names[] = {"old", "new"};
     return enum_name(names, 2, v);
 }
 
 /* Indexed by jsDeliverPolicy. */
-const char *gf_prov_deliver_name(int v)
+const char *gf__prov_deliver_name(int v)
 {
     static const char *const names[] = {
         "all", "last", "new", "by_start_sequence", "by_start_time", "last_per_subject"};
@@ -238,13 +238,13 @@ const char *gf_prov_deliver_name(int v)
 }
 
 /* Indexed by jsAckPolicy. */
-const char *gf_prov_ack_name(int v)
+const char *gf__prov_ack_name(int v)
 {
     static const char *const names[] = {"explicit", "none", "all"};
     return enum_name(names, 3, v);
 }
 
-void gf_prov_message(gf_provision_result *res, const char *fmt, ...)
+void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -252,11 +252,11 @@ void gf_prov_message(gf_provision_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-const char *gf_prov_nats_text(natsStatus s)
+const char *gf__prov_nats_text(natsStatus s)
 {
     /* nats.c prefixes its text with "(jsm.c:1033): "; the server's words are
      * what an operator needs. */
-    const char *text = gf_nats_last_error(s);
+    const char *text = gf__nats_last_error(s);
     const char *end = text[0] == '(' ? strstr(text, "): ") : NULL;
     return end ? end + 3 : text;
 }
@@ -274,8 +274,8 @@ static const char *outcome_name(gf_provision_outcome o)
     }
 }
 
-void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
-                    bool warn, const gf_provision_result *res)
+void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
+                     bool warn, const gf_provision_result *res)
 {
     char q[600], qn[300];
     gf_log_quote(qn, sizeof qn, name ? name : "");
@@ -294,38 +294,38 @@ void gf_prov_report(const char *kind, const char *name, gf_err err, gf_provision
     }
 }
 
-gf_err gf_prov_update_result(natsStatus s, jsErrCode jerr, const gf_prov_diff *still,
-                             const char *asset, gf_provision_result *res)
+gf_err gf__prov_update_result(natsStatus s, jsErrCode jerr, const gf__prov_diff *still,
+                              const char *asset, gf_provision_result *res)
 {
-    if (s == NATS_OK && !gf_prov_diff_empty(still)) {
+    if (s == NATS_OK && !gf__prov_diff_empty(still)) {
         char text[sizeof res->message];
-        gf_prov_diff_message(still, asset, true, text, sizeof text);
-        gf_prov_message(res, "%s (updated, but the server still differs)", text);
+        gf__prov_diff_message(still, asset, true, text, sizeof text);
+        gf__prov_message(res, "%s (updated, but the server still differs)", text);
         return GF_ERR_CONFLICT;
     }
     if (s != NATS_OK) {
         char diff_text[sizeof res->message];
         snprintf(diff_text, sizeof diff_text, "%s", res->message);
-        gf_prov_message(res, "%s (the server refused the update: %s)", diff_text,
-                        gf_prov_nats_text(s));
-        return jerr != 0 ? GF_ERR_CONFLICT : gf_nats_err(s);
+        gf__prov_message(res, "%s (the server refused the update: %s)", diff_text,
+                         gf__prov_nats_text(s));
+        return jerr != 0 ? GF_ERR_CONFLICT : gf__nats_err(s);
     }
     res->outcome = GF_PROVISION_UPDATED;
     return GF_OK;
 }
 
-gf_err gf_prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
-                                gf_prov_stream_compare_fn compare, gf_prov_stream_patch_fn patch,
-                                const char *asset, bool update, gf_provision_result *res)
+gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
+                                 gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
+                                 const char *asset, bool update, gf_provision_result *res)
 {
-    gf_prov_diff diff;
-    gf_prov_diff_init(&diff);
+    gf__prov_diff diff;
+    gf__prov_diff_init(&diff);
     compare(si->Config, want, &diff);
-    if (gf_prov_diff_empty(&diff)) {
+    if (gf__prov_diff_empty(&diff)) {
         res->outcome = GF_PROVISION_UNCHANGED;
         return GF_OK;
     }
-    gf_prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
+    gf__prov_diff_message(&diff, asset, update, res->message, sizeof res->message);
     if (!update || diff.nfixed > 0)
         return GF_ERR_CONFLICT;
 
@@ -338,9 +338,9 @@ gf_err gf_prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *w
     natsStatus s = js_UpdateStream(&after, js, &up, NULL, &jerr);
     if (s == NATS_OK) {
         /* Trust but verify: what the server now reports must match. */
-        gf_prov_diff_init(&diff);
+        gf__prov_diff_init(&diff);
         compare(after->Config, want, &diff);
     }
     jsStreamInfo_Destroy(after);
-    return gf_prov_update_result(s, jerr, &diff, asset, res);
+    return gf__prov_update_result(s, jerr, &diff, asset, res);
 }
