@@ -17,7 +17,7 @@
 #include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/log.h"
-#include "gamefn/wire.h"
+#include "gamefn/wire_error.h"
 #include "nats/nats_err.h"
 
 /* The handler's own wire code when it set a valid one, else the gf_err's. */

@@ -36,7 +36,8 @@
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
 #include "gamefn/srv.h"
-#include "gamefn/wire.h"
+#include "gamefn/limits.h"
+#include "gamefn/names.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2 };
 
@@ -365,8 +366,9 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     }
     gf_log_set_level((gf_log_level)fn->cfg->log.level);
 
-    if (opts.instance && !gf_wire_token_valid(opts.instance, GF_WIRE_ID_MAX)) {
-        fprintf(stderr, "%s: --instance must be 1..%d characters of [A-Za-z0-9_-]\n", def->name,
+    char why[GF_NAME_WHY_MAX];
+    if (opts.instance && !gf_name_id_ok(opts.instance, GF_WIRE_ID_MAX, why, sizeof why)) {
+        fprintf(stderr, "%s: --instance %s (1..%d characters of [A-Za-z0-9_-])\n", def->name, why,
                 GF_WIRE_ID_MAX);
         code = EXIT_USAGE;
         goto out;

@@ -1,5 +1,6 @@
 /*
- * wire.c — wire conventions shared by every function and client (see gamefn/wire.h).
+ * wire_error.c — error replies: ErrorCode <-> gf_err, the Error body and the header
+ * values (see gamefn/wire_error.h).
  *
  * Design notes:
  *  - Error text goes into a NATS header and into a proto3 string. A header value
@@ -7,14 +8,12 @@
  *    invalid UTF-8 in string fields (protobuf-c does not check). So every text is
  *    sanitized once, here: control characters become spaces, invalid UTF-8 bytes
  *    become '?', and the result is cut on a character boundary.
- *  - The partition must equal nats-server's {{partition(16,1)}} mapping, which is
- *    FNV-1a-32 of the token bytes mod n; producers and tests compute it here.
- *  - Join tokens are signed over a context string followed by the claims bytes, so
- *    a signature made for anything else can never pass as a join token, and the
- *    verifier checks the bytes it received rather than a re-serialization (protobuf
- *    encodings are not canonical across languages).
+ *
+ * Folder runtime/src/wire/: the wire conventions that are code rather than constants
+ * (error replies, the event partition), for functions and clients alike. Pure: no
+ * NATS, no libsodium (library gamefn_wire). It may use core/.
  */
-#include "gamefn/wire.h"
+#include "gamefn/wire_error.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,75 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
+#include "gamefn/utf8.h"
 #include "gamefn/v1/error.pb-c.h"
-
-#define CONTEXT_LEN (sizeof GF_WIRE_JOIN_CONTEXT - 1)
-
-bool gf_wire_token_valid(const char *s, size_t max)
-{
-    if (s == NULL)
-        return false;
-    size_t n = 0;
-    for (; s[n] != '\0'; n++) {
-        unsigned char c = (unsigned char)s[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-';
-        if (!ok || n >= max)
-            return false;
-    }
-    return n > 0;
-}
-
-/* Length of the well-formed UTF-8 sequence at p (RFC 3629 table), 0 if there is none. */
-static size_t utf8_seq_len(const unsigned char *p, size_t avail)
-{
-    unsigned char c = p[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* no overlong forms */
-        else if (c == 0xED)
-            hi = 0x9F; /* no surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90;
-        else if (c == 0xF4)
-            hi = 0x8F; /* nothing above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (avail < n || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++) {
-        if (p[i] < 0x80 || p[i] > 0xBF)
-            return 0;
-    }
-    return n;
-}
-
-bool gf_wire_utf8_valid(const char *s, size_t len)
-{
-    if (s == NULL)
-        return len == 0;
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t n = utf8_seq_len(p + i, len - i);
-        if (n == 0)
-            return false;
-        i += n;
-    }
-    return true;
-}
 
 /* Copies s into out (cap bytes + NUL) as header-safe UTF-8; see the design notes. */
 static void sanitize(const char *s, char *out, size_t cap)
@@ -99,7 +31,7 @@ static void sanitize(const char *s, char *out, size_t cap)
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t avail = strlen((const char *)p), o = 0;
     while (avail > 0) {
-        size_t n = utf8_seq_len(p, avail);
+        size_t n = gf_utf8_char_len((const char *)p, avail);
         if (n == 0 || (n == 1 && (p[0] < 0x20 || p[0] == 0x7F))) {
             if (o + 1 > cap)
                 break;
@@ -280,73 +212,4 @@ gf_err gf_wire_reply_check(const char *code_header, const char *message_header, 
         gamefn__v1__error__free_unpacked(e, NULL);
     snprintf(out->code_header, sizeof out->code_header, "%d", out->code);
     return gf_wire_err_from_code(out->code);
-}
-
-uint32_t gf_wire_fnv1a32(const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= 16777619u;
-    }
-    return h;
-}
-
-uint32_t gf_wire_partition(const char *player_id, uint32_t n)
-{
-    if (n == 0 || player_id == NULL)
-        return 0;
-    return gf_wire_fnv1a32(player_id, strlen(player_id)) % n;
-}
-
-gf_err gf_wire_join_token_sign(const uint8_t *claims, size_t claims_len,
-                               const uint8_t sk[GF_WIRE_JOIN_SK_LEN], uint8_t **token,
-                               size_t *token_len)
-{
-    uint8_t signed_msg[CONTEXT_LEN + GF_WIRE_JOIN_CLAIMS_MAX];
-    if (token == NULL || token_len == NULL)
-        return GF_ERR_INVALID;
-    *token = NULL;
-    *token_len = 0;
-    if (claims == NULL || claims_len == 0 || claims_len > GF_WIRE_JOIN_CLAIMS_MAX || sk == NULL)
-        return GF_ERR_INVALID;
-    if (sodium_init() < 0)
-        return GF_ERR_IO;
-
-    uint8_t *t = malloc(claims_len + GF_WIRE_JOIN_SIG_LEN);
-    if (t == NULL)
-        return GF_ERR_NOMEM;
-    memcpy(signed_msg, GF_WIRE_JOIN_CONTEXT, CONTEXT_LEN);
-    memcpy(signed_msg + CONTEXT_LEN, claims, claims_len);
-    memcpy(t, claims, claims_len);
-    crypto_sign_detached(t + claims_len, NULL, signed_msg, CONTEXT_LEN + claims_len, sk);
-    *token = t;
-    *token_len = claims_len + GF_WIRE_JOIN_SIG_LEN;
-    return GF_OK;
-}
-
-gf_err gf_wire_join_token_verify(const uint8_t *token, size_t token_len,
-                                 const uint8_t pk[GF_WIRE_JOIN_PK_LEN], const uint8_t **claims,
-                                 size_t *claims_len)
-{
-    uint8_t signed_msg[CONTEXT_LEN + GF_WIRE_JOIN_CLAIMS_MAX];
-    if (claims == NULL || claims_len == NULL)
-        return GF_ERR_INVALID;
-    *claims = NULL;
-    *claims_len = 0;
-    if (token == NULL || pk == NULL || token_len <= GF_WIRE_JOIN_SIG_LEN ||
-        token_len > GF_WIRE_JOIN_CLAIMS_MAX + GF_WIRE_JOIN_SIG_LEN)
-        return GF_ERR_INVALID;
-    if (sodium_init() < 0)
-        return GF_ERR_IO;
-
-    size_t n = token_len - GF_WIRE_JOIN_SIG_LEN;
-    memcpy(signed_msg, GF_WIRE_JOIN_CONTEXT, CONTEXT_LEN);
-    memcpy(signed_msg + CONTEXT_LEN, token, n);
-    if (crypto_sign_verify_detached(token + n, signed_msg, CONTEXT_LEN + n, pk) != 0)
-        return GF_ERR_INVALID;
-    *claims = token;
-    *claims_len = n;
-    return GF_OK;
 }
