@@ -1,5 +1,5 @@
 /*
- * tests/harness/natsd_node.h — private to the harness: one nats-server process
+ * support/natsd/natsd_node.h — private to the harness: one nats-server process
  * (struct gf_natsd) as natsd.c manages it, shared with natsd_cluster.c, which
  * builds clusters out of such nodes.
  *

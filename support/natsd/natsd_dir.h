@@ -1,5 +1,5 @@
 /*
- * tests/harness/natsd_dir.h — private to the harness: the temporary directory of
+ * support/natsd/natsd_dir.h — private to the harness: the temporary directory of
  * each server or cluster (config, log, ports file, JetStream store).
  *
  * Every directory records its owner (pid, the pid's start time, pid namespace) in

@@ -1,5 +1,5 @@
 /*
- * tests/harness/natsd_probe.h — private to the harness: what natsd.c asks a
+ * support/natsd/natsd_probe.h — private to the harness: what natsd.c asks a
  * running nats-server (ports file, client INFO line, HTTP monitoring JSON).
  *
  * All probes are synchronous, bounded by timeout_ms, allocate only the JSON they

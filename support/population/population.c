@@ -1,5 +1,5 @@
 /*
- * bench/population.c — the synthetic population (see population.h for the model).
+ * support/population/population.c — the synthetic population (see population.h for the model).
  *
  * Design notes: every ticket draws from its own generator, seeded from (seed, serial),
  * so tickets do not depend on each other or on how a run is cut into calls. The draws

@@ -1,5 +1,5 @@
 /*
- * tests/harness/natsd.h — real nats-server processes for tests and benchmarks.
+ * support/natsd/natsd.h — real nats-server processes for tests and benchmarks.
  *
  * Each server listens on 127.0.0.1 only, on ports the server picks itself, with
  * JetStream storage in a fresh temporary directory. Start returns once the server

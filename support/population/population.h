@@ -1,5 +1,5 @@
 /*
- * bench/population.h — seeded, replayable synthetic players (the population model of
+ * support/population/population.h — seeded, replayable synthetic players (the population model of
  * ../shared/design/BENCHMARKS.md), as matchmaking tickets.
  *
  *   datacenters  8 with real coordinates, in 5 regions (na, eu, asia, sa, me)
@@ -23,8 +23,8 @@
  * releases it. Tickets reference datacenters by index in gf_pop_datacenters().
  * Reentrant; no global state beyond constant tables.
  */
-#ifndef GAMEFN_BENCH_POPULATION_H
-#define GAMEFN_BENCH_POPULATION_H
+#ifndef GAMEFN_SUPPORT_POPULATION_H
+#define GAMEFN_SUPPORT_POPULATION_H
 
 #include <stddef.h>
 #include <stdint.h>

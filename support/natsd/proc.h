@@ -1,5 +1,5 @@
 /*
- * tests/harness/proc.h — start, signal and reap child processes (function binaries)
+ * support/natsd/proc.h — start, signal and reap child processes (function binaries)
  * from tests, by pid. Output of the child goes to a log file so a failing test can
  * show it.
  *
