@@ -7,7 +7,7 @@
  *
  * Design notes:
  * - By default the run starts its own single-node nats-server (JetStream, file
- *   storage, fresh temporary store) through the test harness, and throws it away
+ *   storage, fresh temporary store) through support/natsd, and throws it away
  *   at the end. --url measures an existing server instead; then every stream,
  *   bucket and subject name carries a per-run id and is deleted at the end.
  * - Phases run in order on one connection: async publish, fetch+ack of what was

@@ -1,8 +1,8 @@
 /*
  * bench/raw.h — private to `gamefn-bench raw`: options, results and the phases.
  *
- * raw.c parses flags, provides the server (its own single node through the test
- * harness, or --url), runs the phases in order on one connection and prints the
+ * raw.c parses flags, provides the server (its own single node through
+ * support/natsd, or --url), runs the phases in order on one connection and prints the
  * figures. Each phase measures one baseline operation, verifies what it measured
  * (acks, counts, revisions) and returns -1 with a message on stderr when anything
  * does not add up: a figure is only printed for work that provably happened.

@@ -23,9 +23,7 @@ static gf_err on_echo(gf_fn *fn, const gf_msg *req, gf_reply *reply)
 static const gf_endpoint endpoints[] = {
     {.name = "echo",
      .kind = GF_ENDPOINT_REQUEST,
-     .subject = "gamefn.v1.echo",
-     .queue_group = "echo",
-     .on_request = on_echo},
+     .request = {.subject = "gamefn.v1.echo", .queue_group = "echo", .on_request = on_echo}},
 };
 
 static const gf_function echo_function = {

@@ -78,12 +78,12 @@ const char *au_write(const char *name, const char *text)
 
 /* ---- nkeys and JWTs ---------------------------------------------------------- */
 
-void au_key_new(au_key *k, gf_nkey_type type)
+void au_key_new(au_key *k, gf__nkey_type type)
 {
     k->type = type;
     randombytes_buf(k->raw, sizeof k->raw);
-    assert_int_equal(gf_nkey_seed_encode(type, k->raw, k->seed), GF_OK);
-    assert_int_equal(gf_nkey_public_from_raw(type, k->raw, k->pub), GF_OK);
+    assert_int_equal(gf__nkey_seed_encode(type, k->raw, k->seed), GF_OK);
+    assert_int_equal(gf__nkey_public_from_raw(type, k->raw, k->pub), GF_OK);
 }
 
 static char *b64url(const void *data, size_t len)

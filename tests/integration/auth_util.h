@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "nkey.h"
+#include "nats/nkey.h"
 
 extern char au_dir[256];
 
@@ -28,14 +28,14 @@ const char *au_write(const char *name, const char *text);
 /* ---- nkeys and JWTs ---------------------------------------------------------- */
 
 typedef struct au_key {
-    gf_nkey_type type;
-    unsigned char raw[GF_NKEY_RAW_LEN];
-    char seed[GF_NKEY_SEED_LEN + 1];
-    char pub[GF_NKEY_PUBLIC_LEN + 1];
+    gf__nkey_type type;
+    unsigned char raw[GF__NKEY_RAW_LEN];
+    char seed[GF__NKEY_SEED_LEN + 1];
+    char pub[GF__NKEY_PUBLIC_LEN + 1];
 } au_key;
 
 /* A fresh random key of `type`. */
-void au_key_new(au_key *k, gf_nkey_type type);
+void au_key_new(au_key *k, gf__nkey_type type);
 
 /* NATS v2 JWTs (header {"typ":"JWT","alg":"ed25519-nkey"}, Ed25519 signature of
  * "header.claims" by the issuer, all base64url without padding). Limits are

@@ -179,8 +179,8 @@ static void nkey_seed(void **state)
     (void)state;
     au_key user, other;
     char extra[EXTRA_MAX], text[256], path[512];
-    au_key_new(&user, GF_NKEY_USER);
-    au_key_new(&other, GF_NKEY_USER);
+    au_key_new(&user, GF__NKEY_USER);
+    au_key_new(&other, GF__NKEY_USER);
     snprintf(extra, sizeof extra, "authorization {\n  users = [ {nkey: \"%s\"} ]\n}\n", user.pub);
     gf_natsd *server = start_server(extra);
     const char *servers[] = {gf_natsd_url(server)};
@@ -317,11 +317,11 @@ static void operator_creds(void **state)
 {
     (void)state;
     au_key op, account, user, stranger_account, stranger;
-    au_key_new(&op, GF_NKEY_OPERATOR);
-    au_key_new(&account, GF_NKEY_ACCOUNT);
-    au_key_new(&user, GF_NKEY_USER);
-    au_key_new(&stranger_account, GF_NKEY_ACCOUNT);
-    au_key_new(&stranger, GF_NKEY_USER);
+    au_key_new(&op, GF__NKEY_OPERATOR);
+    au_key_new(&account, GF__NKEY_ACCOUNT);
+    au_key_new(&user, GF__NKEY_USER);
+    au_key_new(&stranger_account, GF__NKEY_ACCOUNT);
+    au_key_new(&stranger, GF__NKEY_USER);
 
     char *op_jwt = au_operator_jwt(&op);
     char *account_jwt = au_account_jwt(&op, &account);

@@ -18,7 +18,7 @@
 
 #include "fn_support.h"
 #include "gamefn/v1/error.pb-c.h"
-#include "gamefn/wire.h"
+#include "gamefn/wire_error.h"
 
 #define ECHO "functions/echo/gamefn-echo"
 

@@ -1,6 +1,6 @@
 /*
  * test_provision.c — JetStream provisioning against a real nats-server
- * (tests/harness/natsd.h). Configs are built by hand as gf_jetstream_config.
+ * (support/natsd/natsd.h). Configs are built by hand as gf_jetstream_config.
  *
  * What is proven:
  *  - the deployment's assets provisioned twice: CREATED then UNCHANGED for every

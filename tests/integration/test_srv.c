@@ -1,5 +1,5 @@
 /*
- * test_srv.c — $SRV discovery against a real nats-server (tests/harness/natsd.h).
+ * test_srv.c — $SRV discovery against a real nats-server (support/natsd/natsd.h).
  *
  * Three services on two connections: "matcher" twice (ids m-1 and m-2) and
  * "intake" once. A third connection plays the `nats micro` client: it publishes

@@ -1,5 +1,5 @@
 /*
- * test_nkey.c — runtime/src/nkey.h: seed and public key encoding, seed files.
+ * test_nkey.c — runtime/src/nats/nkey.h: seed and public key encoding, seed files.
  *
  * Golden vectors: produced by nkeys.js 1.1.0 (npm; its Ed25519 is tweetnacl, not
  * libsodium) with Codec.encodeSeed(prefix, raw) and fromSeed(seed).getPublicKey(),
@@ -27,10 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "nkey.h"
+#include "nats/nkey.h"
 
 typedef struct vector {
-    gf_nkey_type type;
+    gf__nkey_type type;
     const char *raw_hex;
     const char *seed;
     const char *pub;
@@ -38,25 +38,25 @@ typedef struct vector {
 
 static const vector vectors[] = {
     /* clang-format off */
-    {GF_NKEY_USER, "0000000000000000000000000000000000000000000000000000000000000000",
+    {GF__NKEY_USER, "0000000000000000000000000000000000000000000000000000000000000000",
      "SUAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAEQ",
      "UA5WUJ54Z23KILLCUOUNAKTPBVZWKMQVO4O6EQ5GHLAERIMLLHNCTYM5"},
-    {GF_NKEY_USER, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    {GF__NKEY_USER, "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
      "SUAP777777777777777777777777777777777777777777777777775UUA",
      "UB3KCWJAISTOJ5IREZN4U45GATMQWBJJ2HPWAK7DBIM2SJLWMDI7LRYD"},
-    {GF_NKEY_USER, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    {GF__NKEY_USER, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
      "SUAAAAICAMCAKBQHBAEQUCYMBUHA6EARCIJRIFIWC4MBSGQ3DQOR4H776Y",
      "UAB2CB576PHBBPQ5ODORRZ2LYCMWPZGWGCN2KDK7DXOIMZASKUY3RLKK"},
-    {GF_NKEY_USER, "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
+    {GF__NKEY_USER, "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60",
      "SUAJ2YNRTXX72WTAXKCEV5ES5QWMIRCJYVUXWMTJDFYDXLADDSXH6YALCA",
      "UDLVVGABQKYQVN6VJP7NHSLEA45A5YLS6PNKMIZFV4BBU2HXA5IRUVAL"},
-    {GF_NKEY_USER, "839957e84944f018dc7d13e60e0240b7b3aa3a78cbf3edb24b39e99413245ac5",
+    {GF__NKEY_USER, "839957e84944f018dc7d13e60e0240b7b3aa3a78cbf3edb24b39e99413245ac5",
      "SUAIHGKX5BEUJ4AY3R6RHZQOAJALPM5KHJ4MX47NWJFTT2MUCMSFVRMDJI",
      "UDCGQJ7ZYGJCWOUDEWNK2M3W64SEDNN6J5C665PY2V5TEUEURC23N7QB"},
-    {GF_NKEY_ACCOUNT, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    {GF__NKEY_ACCOUNT, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
      "SAAAAAICAMCAKBQHBAEQUCYMBUHA6EARCIJRIFIWC4MBSGQ3DQOR4HYMHI",
      "AAB2CB576PHBBPQ5ODORRZ2LYCMWPZGWGCN2KDK7DXOIMZASKUY3QPZV"},
-    {GF_NKEY_OPERATOR, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+    {GF__NKEY_OPERATOR, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
      "SOAAAAICAMCAKBQHBAEQUCYMBUHA6EARCIJRIFIWC4MBSGQ3DQOR4H2AJA",
      "OAB2CB576PHBBPQ5ODORRZ2LYCMWPZGWGCN2KDK7DXOIMZASKUY3QZVT"},
     /* clang-format on */
@@ -99,7 +99,7 @@ static void t_base32(const unsigned char *in, size_t n, char *out)
 
 /* 36 bytes: b0, b1, 32 bytes of `fill`, CRC (optionally wrong). */
 static void craft_seed(unsigned char b0, unsigned char b1, unsigned char fill, bool bad_crc,
-                       char out[GF_NKEY_SEED_LEN + 1])
+                       char out[GF__NKEY_SEED_LEN + 1])
 {
     unsigned char buf[36];
     buf[0] = b0;
@@ -173,19 +173,19 @@ static void vectors_round_trip(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
         const vector *v = &vectors[i];
-        unsigned char raw[GF_NKEY_RAW_LEN], back[GF_NKEY_RAW_LEN];
+        unsigned char raw[GF__NKEY_RAW_LEN], back[GF__NKEY_RAW_LEN];
         size_t len = 0;
-        char seed[GF_NKEY_SEED_LEN + 1], pub[GF_NKEY_PUBLIC_LEN + 1], why[256] = "";
+        char seed[GF__NKEY_SEED_LEN + 1], pub[GF__NKEY_PUBLIC_LEN + 1], why[256] = "";
         assert_int_equal(
             sodium_hex2bin(raw, sizeof raw, v->raw_hex, strlen(v->raw_hex), NULL, &len, NULL), 0);
         assert_int_equal(len, sizeof raw);
 
-        assert_int_equal(gf_nkey_seed_encode(v->type, raw, seed), GF_OK);
+        assert_int_equal(gf__nkey_seed_encode(v->type, raw, seed), GF_OK);
         assert_string_equal(seed, v->seed);
         assert_int_equal(
-            gf_nkey_seed_decode(v->seed, strlen(v->seed), v->type, back, why, sizeof why), GF_OK);
+            gf__nkey_seed_decode(v->seed, strlen(v->seed), v->type, back, why, sizeof why), GF_OK);
         assert_memory_equal(back, raw, sizeof raw);
-        assert_int_equal(gf_nkey_public_from_raw(v->type, raw, pub), GF_OK);
+        assert_int_equal(gf__nkey_public_from_raw(v->type, raw, pub), GF_OK);
         assert_string_equal(pub, v->pub);
     }
 }
@@ -196,7 +196,7 @@ static void rfc8032_public_key_is_inside(void **state)
     /* Independent of nkeys.js: the RFC's public key, wrapped by the test's own
      * encoder, must equal what nkey.c derives from the RFC's secret key. */
     unsigned char raw[32], buf[35];
-    char expect[GF_NKEY_PUBLIC_LEN + 1], pub[GF_NKEY_PUBLIC_LEN + 1];
+    char expect[GF__NKEY_PUBLIC_LEN + 1], pub[GF__NKEY_PUBLIC_LEN + 1];
     const char *sk = "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60";
     const char *pk = "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a";
     assert_int_equal(sodium_hex2bin(raw, 32, sk, 64, NULL, NULL, NULL), 0);
@@ -206,28 +206,28 @@ static void rfc8032_public_key_is_inside(void **state)
     buf[33] = (unsigned char)(crc & 0xff);
     buf[34] = (unsigned char)(crc >> 8);
     t_base32(buf, sizeof buf, expect);
-    assert_int_equal(gf_nkey_public_from_raw(GF_NKEY_USER, raw, pub), GF_OK);
+    assert_int_equal(gf__nkey_public_from_raw(GF__NKEY_USER, raw, pub), GF_OK);
     assert_string_equal(pub, expect);
 }
 
 static void random_round_trips(void **state)
 {
     (void)state;
-    static const gf_nkey_type types[] = {GF_NKEY_USER, GF_NKEY_ACCOUNT, GF_NKEY_OPERATOR};
+    static const gf__nkey_type types[] = {GF__NKEY_USER, GF__NKEY_ACCOUNT, GF__NKEY_OPERATOR};
     static const char letters[] = "UAO";
     for (int i = 0; i < 300; i++) {
         unsigned char raw[32], back[32];
-        char seed[GF_NKEY_SEED_LEN + 1], pub[GF_NKEY_PUBLIC_LEN + 1];
+        char seed[GF__NKEY_SEED_LEN + 1], pub[GF__NKEY_PUBLIC_LEN + 1];
         randombytes_buf(raw, sizeof raw);
-        gf_nkey_type t = types[i % 3];
-        assert_int_equal(gf_nkey_seed_encode(t, raw, seed), GF_OK);
-        assert_int_equal(strlen(seed), GF_NKEY_SEED_LEN);
+        gf__nkey_type t = types[i % 3];
+        assert_int_equal(gf__nkey_seed_encode(t, raw, seed), GF_OK);
+        assert_int_equal(strlen(seed), GF__NKEY_SEED_LEN);
         assert_int_equal(seed[0], 'S');
         assert_int_equal(seed[1], letters[i % 3]);
-        assert_int_equal(gf_nkey_seed_decode(seed, strlen(seed), t, back, NULL, 0), GF_OK);
+        assert_int_equal(gf__nkey_seed_decode(seed, strlen(seed), t, back, NULL, 0), GF_OK);
         assert_memory_equal(back, raw, sizeof raw);
-        assert_int_equal(gf_nkey_public_from_raw(t, raw, pub), GF_OK);
-        assert_int_equal(strlen(pub), GF_NKEY_PUBLIC_LEN);
+        assert_int_equal(gf__nkey_public_from_raw(t, raw, pub), GF_OK);
+        assert_int_equal(strlen(pub), GF__NKEY_PUBLIC_LEN);
         assert_int_equal(pub[0], letters[i % 3]);
     }
 }
@@ -238,17 +238,18 @@ static void every_single_character_change_is_refused(void **state)
 {
     (void)state;
     static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    char s[GF_NKEY_SEED_LEN + 1];
+    char s[GF__NKEY_SEED_LEN + 1];
     unsigned char raw[32];
-    for (size_t pos = 0; pos < GF_NKEY_SEED_LEN; pos++)
+    for (size_t pos = 0; pos < GF__NKEY_SEED_LEN; pos++)
         for (size_t k = 0; k < 32; k++) {
             memcpy(s, user_seed, sizeof s);
             if (s[pos] == a[k])
                 continue;
             s[pos] = a[k];
             memset(raw, 0x5a, sizeof raw);
-            assert_int_equal(gf_nkey_seed_decode(s, GF_NKEY_SEED_LEN, GF_NKEY_USER, raw, NULL, 0),
-                             GF_ERR_CONFIG);
+            assert_int_equal(
+                gf__nkey_seed_decode(s, GF__NKEY_SEED_LEN, GF__NKEY_USER, raw, NULL, 0),
+                GF_ERR_CONFIG);
             for (size_t j = 0; j < sizeof raw; j++) /* changes nothing */
                 assert_int_equal(raw[j], 0x5a);
         }
@@ -272,21 +273,21 @@ static void decode_refuses_malformed(void **state)
 
     static const struct {
         const char *name;
-        gf_nkey_type want;
+        gf__nkey_type want;
         const char *hint;
     } expect[] = {
-        {"wrong prefix", GF_NKEY_USER, "not an nkey seed"},
-        {"unknown type", GF_NKEY_USER, "unknown key"},
-        {"bad crc", GF_NKEY_USER, "checksum"},
-        {"server seed", GF_NKEY_USER, "a server key"},
-        {"lower case", GF_NKEY_USER, "character 11"},
-        {"non-canonical", GF_NKEY_USER, "canonical"},
-        {"bad char", GF_NKEY_USER, "character 21"},
-        {"account wanted", GF_NKEY_ACCOUNT, "a user key; an account seed"},
-        {"too short", GF_NKEY_USER, "this one has 57"},
-        {"too long", GF_NKEY_USER, "this one has 59"},
-        {"public key", GF_NKEY_USER, "this one has 56"},
-        {"empty", GF_NKEY_USER, "this one has 0"},
+        {"wrong prefix", GF__NKEY_USER, "not an nkey seed"},
+        {"unknown type", GF__NKEY_USER, "unknown key"},
+        {"bad crc", GF__NKEY_USER, "checksum"},
+        {"server seed", GF__NKEY_USER, "a server key"},
+        {"lower case", GF__NKEY_USER, "character 11"},
+        {"non-canonical", GF__NKEY_USER, "canonical"},
+        {"bad char", GF__NKEY_USER, "character 21"},
+        {"account wanted", GF__NKEY_ACCOUNT, "a user key; an account seed"},
+        {"too short", GF__NKEY_USER, "this one has 57"},
+        {"too long", GF__NKEY_USER, "this one has 59"},
+        {"public key", GF__NKEY_USER, "this one has 56"},
+        {"empty", GF__NKEY_USER, "this one has 0"},
     };
     char too_long[60];
     snprintf(too_long, sizeof too_long, "%sA", user_seed);
@@ -298,7 +299,7 @@ static void decode_refuses_malformed(void **state)
         unsigned char raw[32];
         char why[256] = "";
         memset(raw, 0x5a, sizeof raw);
-        gf_err err = gf_nkey_seed_decode(inputs[i], lens[i], expect[i].want, raw, why, sizeof why);
+        gf_err err = gf__nkey_seed_decode(inputs[i], lens[i], expect[i].want, raw, why, sizeof why);
         if (err != GF_ERR_CONFIG)
             fail_msg("%s: got %d", expect[i].name, (int)err);
         if (!strstr(why, expect[i].hint))
@@ -307,12 +308,12 @@ static void decode_refuses_malformed(void **state)
         assert_int_equal(raw[0], 0x5a);
     }
     unsigned char raw[32];
-    char out[GF_NKEY_SEED_LEN + 1];
-    assert_int_equal(gf_nkey_seed_decode(NULL, 0, GF_NKEY_USER, raw, NULL, 0), GF_ERR_INVALID);
-    assert_int_equal(gf_nkey_seed_decode(user_seed, 58, (gf_nkey_type)3, raw, NULL, 0),
+    char out[GF__NKEY_SEED_LEN + 1];
+    assert_int_equal(gf__nkey_seed_decode(NULL, 0, GF__NKEY_USER, raw, NULL, 0), GF_ERR_INVALID);
+    assert_int_equal(gf__nkey_seed_decode(user_seed, 58, (gf__nkey_type)3, raw, NULL, 0),
                      GF_ERR_INVALID);
-    assert_int_equal(gf_nkey_seed_encode((gf_nkey_type)(13 << 3), raw, out), GF_ERR_INVALID);
-    assert_int_equal(gf_nkey_public_from_raw(GF_NKEY_USER, NULL, out), GF_ERR_INVALID);
+    assert_int_equal(gf__nkey_seed_encode((gf__nkey_type)(13 << 3), raw, out), GF_ERR_INVALID);
+    assert_int_equal(gf__nkey_public_from_raw(GF__NKEY_USER, NULL, out), GF_ERR_INVALID);
 }
 
 static void seed_files_nats_c_can_read(void **state)
@@ -335,9 +336,9 @@ static void seed_files_nats_c_can_read(void **state)
          "*************************************************************\n"},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-        char pub[GF_NKEY_PUBLIC_LEN + 1] = "", why[256] = "";
+        char pub[GF__NKEY_PUBLIC_LEN + 1] = "", why[256] = "";
         snprintf(text, sizeof text, "%s%s%s", forms[i].before, user_seed, forms[i].after);
-        gf_err err = gf_nkey_seed_file_public(write_text(text), pub, why, sizeof why);
+        gf_err err = gf__nkey_seed_file_public(write_text(text), pub, why, sizeof why);
         if (err != GF_OK)
             fail_msg("form %zu: %d %s", i, (int)err, why);
         assert_string_equal(pub, user_pub);
@@ -347,7 +348,7 @@ static void seed_files_nats_c_can_read(void **state)
 static void seed_files_refused(void **state)
 {
     (void)state;
-    char account_seed[59], too_big[GF_NKEY_FILE_MAX + 100];
+    char account_seed[59], too_big[GF__NKEY_FILE_MAX + 100];
     craft_seed(18 << 3, 0, 9, false, account_seed);
     memset(too_big, '\n', sizeof too_big);
     memcpy(too_big, user_seed, 58);
@@ -425,9 +426,9 @@ static void seed_files_refused(void **state)
             path = write_text(s[cases[i].slot]);
             break;
         }
-        char pub[GF_NKEY_PUBLIC_LEN + 1], why[256] = "";
+        char pub[GF__NKEY_PUBLIC_LEN + 1], why[256] = "";
         memset(pub, 'x', sizeof pub);
-        gf_err err = gf_nkey_seed_file_public(path, pub, why, sizeof why);
+        gf_err err = gf__nkey_seed_file_public(path, pub, why, sizeof why);
         if (err != GF_ERR_CONFIG)
             fail_msg("case %zu: got %d (%s)", i, (int)err, why);
         if (!strstr(why, cases[i].hint))

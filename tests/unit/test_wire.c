@@ -1,10 +1,11 @@
 /*
- * test_wire.c — gamefn/wire.h: tokens, UTF-8, error replies, ErrorCode mapping,
- * the event partition and join tokens.
+ * test_wire.c — gamefn/wire_error.h, partition.h and limits.h: error replies,
+ * ErrorCode mapping, the event partition, and limits that fit each other.
  *
- * Golden values: the Error body and the join token were produced by protobufjs
- * 8.8.1 and Node's Ed25519 (schemas/compat/vectors.mjs); the partitions were read
- * back from a real nats-server 2.9.10 with the mapping of docs/PROTOCOL.md.
+ * Golden values: the Error body was produced by protobufjs 8.8.1
+ * (schemas/compat/vectors.mjs); the partitions were read back from a real
+ * nats-server 2.9.10 with the mapping of docs/PROTOCOL.md. Join tokens are tested in
+ * test_join_sign.c and test_join_token.c.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -21,7 +22,11 @@
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/v1/match.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
-#include "gamefn/wire.h"
+#include "test_hex.h"
+#include "gamefn/limits.h"
+#include "gamefn/partition.h"
+#include "gamefn/utf8.h"
+#include "gamefn/wire_error.h"
 
 enum {
     C_INVALID = GAMEFN__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT,
@@ -33,117 +38,6 @@ enum {
     C_PRECONDITION = GAMEFN__V1__ERROR_CODE__ERROR_CODE_FAILED_PRECONDITION,
     C_EXHAUSTED = GAMEFN__V1__ERROR_CODE__ERROR_CODE_RESOURCE_EXHAUSTED,
 };
-
-static uint8_t *hex(const char *h, size_t *len)
-{
-    size_t cap = strlen(h) / 2 + 1;
-    uint8_t *out = malloc(cap);
-    assert_non_null(out);
-    assert_int_equal(sodium_hex2bin(out, cap, h, strlen(h), NULL, len, NULL), 0);
-    return out;
-}
-
-static void test_token_valid(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *s;
-        size_t max;
-        bool ok;
-    } cases[] = {
-        /* clang-format off */
-        {"p-alice", 64, true},
-        {"A_z-09", 64, true},
-        {"x", 1, true},
-        {"xy", 1, false},
-        {"", 64, false},
-        {"a.b", 64, false},   /* would split a subject */
-        {"a*", 64, false},    /* wildcard */
-        {"a>", 64, false},
-        {"a b", 64, false},
-        {"caf\xc3\xa9", 64, false}, /* non-ASCII */
-        {"a/b", 64, false},
-        {"a=b", 64, false},
-        /* clang-format on */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (gf_wire_token_valid(cases[i].s, cases[i].max) != cases[i].ok)
-            fail_msg("token \"%s\" max %zu: expected %d", cases[i].s, cases[i].max, cases[i].ok);
-    }
-    assert_false(gf_wire_token_valid(NULL, 64));
-    char id[GF_WIRE_ID_MAX + 2];
-    memset(id, 'a', sizeof id);
-    id[GF_WIRE_ID_MAX] = '\0';
-    assert_true(gf_wire_token_valid(id, GF_WIRE_ID_MAX));
-    id[GF_WIRE_ID_MAX] = 'a';
-    id[GF_WIRE_ID_MAX + 1] = '\0';
-    assert_false(gf_wire_token_valid(id, GF_WIRE_ID_MAX));
-}
-
-/* Encodes code point cp as UTF-8 without any checks (surrogates included). */
-static size_t encode_cp(uint32_t cp, char *out)
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xC0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xE0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (char)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
-static void test_utf8(void **state)
-{
-    (void)state;
-    /* Every code point: valid unless it is a surrogate. */
-    for (uint32_t cp = 0; cp <= 0x10FFFF; cp++) {
-        char buf[4];
-        size_t n = encode_cp(cp, buf);
-        bool surrogate = cp >= 0xD800 && cp <= 0xDFFF;
-        if (gf_wire_utf8_valid(buf, n) == surrogate)
-            fail_msg("U+%04X judged wrongly", (unsigned)cp);
-        if (n > 1 && gf_wire_utf8_valid(buf, n - 1))
-            fail_msg("U+%04X cut short accepted", (unsigned)cp);
-    }
-    static const struct {
-        const char *s;
-        size_t len;
-    } bad[] = {
-        /* clang-format off */
-        {"\xC0\x80", 2},             /* overlong NUL */
-        {"\xC1\xBF", 2},             /* overlong */
-        {"\xE0\x80\x80", 3},         /* overlong */
-        {"\xE0\x9F\xBF", 3},         /* overlong U+07FF */
-        {"\xF0\x8F\xBF\xBF", 4},     /* overlong U+FFFF */
-        {"\xF4\x90\x80\x80", 4},     /* U+110000 */
-        {"\xF5\x80\x80\x80", 4},
-        {"\xFF", 1},
-        {"\x80", 1},                 /* lone continuation */
-        {"a\xC3", 2},                /* cut */
-        {"\xE2\x28\xA1", 3},         /* bad continuation */
-        /* clang-format on */
-    };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (gf_wire_utf8_valid(bad[i].s, bad[i].len))
-            fail_msg("bad UTF-8 case %zu accepted", i);
-    }
-    assert_true(gf_wire_utf8_valid("", 0));
-    assert_true(gf_wire_utf8_valid(NULL, 0));
-    assert_false(gf_wire_utf8_valid(NULL, 1));
-}
 
 static void test_code_mapping(void **state)
 {
@@ -232,7 +126,7 @@ static void test_error_build(void **state)
     assert_int_equal(gf_wire_error_build(&e, C_INVALID, NULL, 0, "%s", longtext), GF_OK);
     size_t n = strlen(e.message);
     assert_true(n <= GF_WIRE_TEXT_MAX && n >= GF_WIRE_TEXT_MAX - 1);
-    assert_true(gf_wire_utf8_valid(e.message, n));
+    assert_true(gf_utf8_valid(e.message, n));
     assert_string_equal(e.field, "");
     gf_wire_error_fini(&e);
 
@@ -325,9 +219,9 @@ static void test_partition(void **state)
 {
     (void)state;
     /* Published FNV-1a 32-bit test vectors. */
-    assert_int_equal(gf_wire_fnv1a32("", 0), 0x811c9dc5u);
-    assert_int_equal(gf_wire_fnv1a32("a", 1), 0xe40c292cu);
-    assert_int_equal(gf_wire_fnv1a32("foobar", 6), 0xbf9cf968u);
+    assert_int_equal(gf_partition_fnv1a32("", 0), 0x811c9dc5u);
+    assert_int_equal(gf_partition_fnv1a32("a", 1), 0xe40c292cu);
+    assert_int_equal(gf_partition_fnv1a32("foobar", 6), 0xbf9cf968u);
     /* Read back from nats-server 2.9.10 with {{partition(16,1)}} (docs/PROTOCOL.md). */
     static const struct {
         const char *player;
@@ -345,112 +239,14 @@ static void test_partition(void **state)
         {"a_very-long_player-id_0123456789_abcdefghijklmnopqrstuvwxyzABCDE", 0x0261d223, 3},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        assert_int_equal(gf_wire_fnv1a32(rows[i].player, strlen(rows[i].player)), rows[i].hash);
-        assert_int_equal(gf_wire_partition(rows[i].player, GF_WIRE_EVENT_PARTITIONS),
+        assert_int_equal(gf_partition_fnv1a32(rows[i].player, strlen(rows[i].player)),
+                         rows[i].hash);
+        assert_int_equal(gf_partition_of(rows[i].player, GF_WIRE_EVENT_PARTITIONS),
                          rows[i].partition);
     }
-    assert_int_equal(gf_wire_partition("p-alice", 0), 0);
-    assert_int_equal(gf_wire_partition(NULL, 16), 0);
-    assert_int_equal(gf_wire_partition("p-alice", 1), 0);
-}
-
-static const char golden_seed[] =
-    "0102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f20";
-static const char golden_pk[] = "79b5562e8fe654f94078b112e8a98ba7901f853ae695bed7e0e3910bad049664";
-static const char golden_claims[] =
-    "080112056b323032361a046d2d34322203742d392a07702d616c696365320467732d373a0765752d7765737442"
-    "0b3230332e302e3131332e3748e13c50015880d0eab6b73360e0a4eeb6b7336a1000112233445566778899aabb"
-    "ccddeeff";
-static const char golden_sig[] =
-    "2a87fcd33fcad45f58d952b39fc7840d0d3ee9510edb4740791287faaad5762bcff1cdb7084f4ac8687fe40ecf"
-    "42ba9877b9d6913eaa3adcd71dc9d760fdb209";
-
-static void test_join_token_golden(void **state)
-{
-    (void)state;
-    assert_true(sodium_init() >= 0);
-    size_t seed_len, pk_len, claims_len, sig_len;
-    uint8_t *seed = hex(golden_seed, &seed_len), *gpk = hex(golden_pk, &pk_len);
-    uint8_t *claims = hex(golden_claims, &claims_len), *sig = hex(golden_sig, &sig_len);
-    uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
-    assert_int_equal(crypto_sign_seed_keypair(pk, sk, seed), 0);
-    assert_memory_equal(pk, gpk, sizeof pk);
-
-    /* Ed25519 is deterministic: libsodium signs to exactly Node's token. */
-    uint8_t *token = NULL;
-    size_t token_len = 0;
-    assert_int_equal(gf_wire_join_token_sign(claims, claims_len, sk, &token, &token_len), GF_OK);
-    assert_int_equal(token_len, claims_len + GF_WIRE_JOIN_SIG_LEN);
-    assert_memory_equal(token, claims, claims_len);
-    assert_memory_equal(token + claims_len, sig, sig_len);
-
-    const uint8_t *got = NULL;
-    size_t got_len = 0;
-    assert_int_equal(gf_wire_join_token_verify(token, token_len, pk, &got, &got_len), GF_OK);
-    assert_ptr_equal(got, token);
-    assert_int_equal(got_len, claims_len);
-    Gamefn__V1__JoinTokenClaims *c = gamefn__v1__join_token_claims__unpack(NULL, got_len, got);
-    assert_non_null(c);
-    assert_int_equal(c->version, 1);
-    assert_string_equal(c->key_id, "k2026");
-    assert_string_equal(c->player_id, "p-alice");
-    assert_string_equal(c->server_id, "gs-7");
-    assert_int_equal(c->port, 7777);
-    assert_true(c->expires_unix_ms == 1767225660000);
-    assert_int_equal(c->nonce.len, GF_WIRE_JOIN_NONCE_LEN);
-    gamefn__v1__join_token_claims__free_unpacked(c, NULL);
-
-    /* Any flipped bit, in the claims or the signature, is refused. */
-    for (size_t i = 0; i < token_len; i++) {
-        token[i] ^= 0x01;
-        if (gf_wire_join_token_verify(token, token_len, pk, &got, &got_len) != GF_ERR_INVALID)
-            fail_msg("bit flip at byte %zu accepted", i);
-        assert_null(got);
-        token[i] ^= 0x01;
-    }
-    /* Another key, or a shorter token, is refused. */
-    uint8_t other_pk[crypto_sign_PUBLICKEYBYTES], other_sk[crypto_sign_SECRETKEYBYTES];
-    crypto_sign_keypair(other_pk, other_sk);
-    assert_int_equal(gf_wire_join_token_verify(token, token_len, other_pk, &got, &got_len),
-                     GF_ERR_INVALID);
-    assert_int_equal(gf_wire_join_token_verify(token + 1, token_len - 1, pk, &got, &got_len),
-                     GF_ERR_INVALID);
-    free(token);
-    free(seed);
-    free(gpk);
-    free(claims);
-    free(sig);
-}
-
-static void test_join_token_lengths(void **state)
-{
-    (void)state;
-    uint8_t pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
-    assert_true(sodium_init() >= 0);
-    crypto_sign_keypair(pk, sk);
-    static uint8_t big[GF_WIRE_JOIN_CLAIMS_MAX + GF_WIRE_JOIN_SIG_LEN + 1];
-    uint8_t *token = NULL;
-    size_t token_len = 0;
-    assert_int_equal(gf_wire_join_token_sign(big, 0, sk, &token, &token_len), GF_ERR_INVALID);
-    assert_int_equal(
-        gf_wire_join_token_sign(big, GF_WIRE_JOIN_CLAIMS_MAX + 1, sk, &token, &token_len),
-        GF_ERR_INVALID);
-    assert_int_equal(gf_wire_join_token_sign(NULL, 1, sk, &token, &token_len), GF_ERR_INVALID);
-    assert_null(token);
-    assert_int_equal(gf_wire_join_token_sign(big, GF_WIRE_JOIN_CLAIMS_MAX, sk, &token, &token_len),
-                     GF_OK);
-    const uint8_t *got = NULL;
-    size_t got_len = 0;
-    assert_int_equal(gf_wire_join_token_verify(token, token_len, pk, &got, &got_len), GF_OK);
-    assert_int_equal(got_len, GF_WIRE_JOIN_CLAIMS_MAX);
-    free(token);
-    static const size_t bad_lens[] = {0, 1, GF_WIRE_JOIN_SIG_LEN,
-                                      GF_WIRE_JOIN_CLAIMS_MAX + GF_WIRE_JOIN_SIG_LEN + 1};
-    for (size_t i = 0; i < sizeof bad_lens / sizeof bad_lens[0]; i++) {
-        assert_int_equal(gf_wire_join_token_verify(big, bad_lens[i], pk, &got, &got_len),
-                         GF_ERR_INVALID);
-        assert_null(got);
-    }
+    assert_int_equal(gf_partition_of("p-alice", 0), 0);
+    assert_int_equal(gf_partition_of(NULL, 16), 0);
+    assert_int_equal(gf_partition_of("p-alice", 1), 0);
 }
 
 static char *repeat(char c, size_t n)
@@ -524,11 +320,9 @@ static void test_limits_consistent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_token_valid),       cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_code_mapping),      cmocka_unit_test(test_error_build),
         cmocka_unit_test(test_error_golden),      cmocka_unit_test(test_error_from_err),
         cmocka_unit_test(test_reply_check),       cmocka_unit_test(test_partition),
-        cmocka_unit_test(test_join_token_golden), cmocka_unit_test(test_join_token_lengths),
         cmocka_unit_test(test_limits_consistent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,7 +3,7 @@
  *
  * Every runtime function returns gf_err (GF_OK == 0) and writes results through
  * out-parameters. nats.c, libyaml and protobuf-c failures are translated once, at
- * the boundary where they happen (see runtime/src/nats_err.h for nats.c).
+ * the boundary where they happen (see runtime/src/nats/nats_err.h for nats.c).
  */
 #ifndef GAMEFN_ERR_H
 #define GAMEFN_ERR_H

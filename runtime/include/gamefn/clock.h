@@ -1,0 +1,27 @@
+/*
+ * gamefn/clock.h — the one clock of the runtime, its tests and its benchmarks.
+ *
+ * Monotonic time (CLOCK_MONOTONIC) is for timeouts, deadlines and durations: it never
+ * jumps when the wall clock is set. Wall-clock time (CLOCK_REALTIME) is only for
+ * values other hosts read: lease expiries, tick times, log timestamps.
+ *
+ * Threads: every function is reentrant. Nothing here allocates.
+ */
+#ifndef GAMEFN_CLOCK_H
+#define GAMEFN_CLOCK_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+int64_t gf_clock_mono_ns(void);
+int64_t gf_clock_mono_ms(void);
+int64_t gf_clock_unix_ms(void);
+
+/* Sleeps `ms` milliseconds (nothing for ms <= 0), resuming after signals. */
+void gf_clock_sleep_ms(int64_t ms);
+
+/* Sleeps until the monotonic time `until_ms`, in steps of at most 50 ms, returning
+ * early once *stop is non-zero (stop may be NULL). */
+void gf_clock_sleep_until(int64_t until_ms, const atomic_int *stop);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * gamefn/endpoint.h — how a function receives work: the endpoint declaration, and the
+ * messages, replies and ticks its handlers see.
+ *
+ * An endpoint is a kind tag plus the fields of that kind, and only those:
+ *
+ *   {.name = "echo", .kind = GF_ENDPOINT_REQUEST,
+ *    .request = {.subject = "gamefn.v1.echo", .queue_group = "echo", .on_request = on_echo}}
+ *   {.name = "jobs", .kind = GF_ENDPOINT_PULL,
+ *    .pull = {.stream = "MATCHES", .consumer = "allocator", .on_message = on_match}}
+ *   {.name = "tick", .kind = GF_ENDPOINT_TICK,
+ *    .tick = {.subject = "gamefn.v1.tick.matcher", .queue_group = "matcher",
+ *             .period_ms = 1000, .lease_bucket = "LEASES", .on_tick = on_tick}}
+ *
+ * The three kinds (docs/FUNCTIONS.md walks through each):
+ *  - GF_ENDPOINT_REQUEST: request/reply on a queue group. The handler fills a reply;
+ *    a non-OK return sends an error reply (Nats-Service-Error-Code / Nats-Service-Error
+ *    headers + a gamefn.v1.Error body) and the process goes on. At most once: callers
+ *    retry with an idempotency key.
+ *  - GF_ENDPOINT_PULL: a durable pull consumer (jetstream.consumers in config).
+ *    Return GF_OK -> ack; GF_ERR_RETRY (or any unexpected error) -> nak with delay
+ *    (the consumer's backoff, else exponential); GF_ERR_PERMANENT or GF_ERR_INVALID ->
+ *    term (never redelivered; the dead-letter path sees the advisory). Long handlers
+ *    call gf_msg_in_progress(). At most runtime.max_in_flight messages are held.
+ *  - GF_ENDPOINT_TICK: every period_ms one instance (the leader, by a lease in KV
+ *    bucket lease_bucket) publishes a tick on `subject`; one instance of the queue
+ *    group takes each tick and runs on_tick.
+ *
+ * Each kind is one table of operations inside the runtime (runtime/src/endpoints/);
+ * a new kind adds its enum value, its struct and union member here, and its own file
+ * there.
+ *
+ * Threads: request handlers run on nats.c's subscription thread (one per endpoint,
+ * so one request at a time per endpoint and instance); each pull endpoint has its
+ * own thread; tick handlers run on the tick subscription's thread. Handlers of
+ * different endpoints may run concurrently: shared function state needs a lock.
+ */
+#ifndef GAMEFN_ENDPOINT_H
+#define GAMEFN_ENDPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/err.h"
+
+typedef struct gf_fn gf_fn; /* one running instance; owned by gf_function_main */
+
+/* A received message. Everything is borrowed for the duration of the handler. */
+typedef struct gf_msg {
+    const char *subject;
+    const uint8_t *data;
+    size_t len;
+    natsMsg *nats;          /* for headers; do not ack or destroy it */
+    uint64_t stream_seq;    /* pull only */
+    uint64_t num_delivered; /* pull only: 1 on the first delivery */
+    int64_t timestamp_ns;   /* pull only: when the stream stored it */
+} gf_msg;
+
+/* The handler's answer to a request. Set data to a malloc'd buffer (the runtime
+ * frees it) or leave it NULL for an empty reply. On a non-OK return, `error`
+ * is the text sent to the caller; the wire code is derived from the gf_err
+ * (gf_wire_code_from_err) unless `code` names a gamefn.v1.ErrorCode itself (e.g.
+ * FAILED_PRECONDITION), and `field` / `retry_after_ms` fill the Error message. */
+typedef struct gf_reply {
+    void *data;
+    size_t len;
+    char error[256];
+    int code;        /* 0: from the returned gf_err */
+    char field[128]; /* offending request field, "" for none */
+    uint32_t retry_after_ms;
+} gf_reply;
+
+/* A tick as published by the leader. seq restarts at 1 with each leader tenure;
+ * lease_token is the tenure's fencing token (grows with every new tenure). */
+typedef struct gf_tick {
+    int64_t seq;
+    int64_t unix_ms;
+    uint64_t lease_token;
+} gf_tick;
+
+typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
+typedef gf_err (*gf_message_fn)(gf_fn *fn, const gf_msg *msg);
+typedef gf_err (*gf_tick_fn)(gf_fn *fn, const gf_tick *tick);
+
+/* 0 is no kind, so an endpoint whose kind was left out is refused at start. */
+typedef enum gf_endpoint_kind {
+    GF_ENDPOINT_REQUEST = 1,
+    GF_ENDPOINT_PULL,
+    GF_ENDPOINT_TICK,
+} gf_endpoint_kind;
+
+typedef struct gf_request_endpoint {
+    const char *subject;     /* request subject */
+    const char *queue_group; /* NULL: every instance gets every request */
+    gf_request_fn on_request;
+} gf_request_endpoint;
+
+typedef struct gf_pull_endpoint {
+    const char *stream;   /* stream and durable consumer name, both */
+    const char *consumer; /* from config jetstream.consumers */
+    gf_message_fn on_message;
+} gf_pull_endpoint;
+
+typedef struct gf_tick_endpoint {
+    const char *subject;      /* where the leader publishes ticks */
+    const char *queue_group;  /* NULL: the endpoint's name */
+    int64_t period_ms;        /* > 0 */
+    const char *lease_bucket; /* KV bucket holding the ticker's lease (in config) */
+    gf_tick_fn on_tick;
+} gf_tick_endpoint;
+
+typedef struct gf_endpoint {
+    const char *name; /* as listed by $SRV.INFO: [A-Za-z0-9_-]+ */
+    gf_endpoint_kind kind;
+    union { /* the member named by `kind` */
+        gf_request_endpoint request;
+        gf_pull_endpoint pull;
+        gf_tick_endpoint tick;
+    };
+} gf_endpoint;
+
+/* A header's value, or NULL. */
+const char *gf_msg_header(const gf_msg *msg, const char *key);
+
+/* Pull handlers: tell the server the message is still being worked on (resets its
+ * ack wait). GF_ERR_INVALID for a message that did not come from a pull endpoint. */
+gf_err gf_msg_in_progress(const gf_msg *msg);
+
+#endif

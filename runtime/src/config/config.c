@@ -1,0 +1,300 @@
+/*
+ * config.c — gf_config_load*, gf_config_parse_table, lookups (see gamefn/config.h).
+ *
+ * Design notes: a load is a pipeline over one arena: YAML text -> node tree (scratch
+ * arena, dropped at the end) -> table walk into a gf_config that lives in the result
+ * arena -> checks across jetstream objects -> environment overrides. Any error frees
+ * the result arena whole, so a failed load leaves nothing behind and *out untouched
+ * (NULL). The `functions:` key is the one place the walker does not descend by
+ * itself: only the caller's own entry is read, with the caller's table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_arena.h"
+#include "config_check.h"
+#include "config_env.h"
+#include "config_error.h"
+#include "config_walk.h"
+#include "config_yaml.h"
+#include "gamefn/config.h"
+
+enum { CFG_FILE_MAX = 16 * 1024 * 1024 };
+
+static gf_err nomem(gf_config_error *err, const char *name)
+{
+    gf__cfg_error_set(err, name, 0, 0, NULL, "out of memory");
+    return GF_ERR_NOMEM;
+}
+
+/* Reads the `functions:` mapping: every entry's name must be unique; only
+ * section->name is walked, with section->table. */
+static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_section *section,
+                            gf_config *cfg)
+{
+    const cfg_node *key = gf__cfg_node_get_key(root, "functions");
+    const cfg_node *fns = key ? key->next : NULL;
+    gf_err rc = GF_OK;
+    size_t saved = gf__cfg_walk_push_key(w, "functions");
+
+    if (!gf__cfg_node_is_null(fns) && fns->kind != CFG_NODE_MAPPING) {
+        rc = gf__cfg_walk_fail(w, fns->line, fns->column,
+                               "expected a mapping of function names, got %s",
+                               gf__cfg_node_kind_name(fns));
+        goto out;
+    }
+    for (const cfg_node *k = gf__cfg_node_is_null(fns) ? NULL : fns->child; k && k->next;
+         k = k->next->next) {
+        if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0) {
+            rc = gf__cfg_walk_fail(w, k->line, k->column,
+                                   "a function name must be a non-empty "
+                                   "scalar");
+            goto out;
+        }
+        for (const cfg_node *o = fns->child; o != k; o = o->next->next) {
+            if (o->kind == CFG_NODE_SCALAR && strcmp(o->text, k->text) == 0) {
+                size_t s2 = gf__cfg_walk_push_key(w, k->text);
+                rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
+                                       o->line);
+                gf__cfg_walk_pop(w, s2);
+                goto out;
+            }
+        }
+    }
+    if (!section)
+        goto out;
+
+    void *mem = gf__cfg_arena_calloc(w->arena, 1, section->table->size);
+    if (!mem) {
+        rc = nomem(w->err, w->file);
+        goto out;
+    }
+    const cfg_node *mine = gf__cfg_node_is_null(fns) ? NULL : gf__cfg_node_get(fns, section->name);
+    const cfg_node *at = mine ? mine : fns ? fns : key ? key : root;
+    gf__cfg_walk_push_key(w, section->name);
+    rc = gf__cfg_walk_table(w, section->table, mine, at->line, at->column, mem, NULL);
+    if (rc == GF_OK)
+        cfg->function = mem;
+out:
+    gf__cfg_walk_pop(w, saved);
+    return rc;
+}
+
+gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
+                             const gf_config_section *section, gf_config **out,
+                             gf_config_error *err)
+{
+    gf_config_error local;
+    struct gf_config_arena *arena = NULL;
+    struct gf_config_arena *tree = NULL;
+    cfg_node *root = NULL;
+    gf_config *cfg = NULL;
+    cfg_walk w;
+    gf_err rc = GF_OK;
+
+    if (!err)
+        err = &local;
+    gf__cfg_error_clear(err);
+    if (!name)
+        name = "<string>";
+    gf__cfg_walk_init(&w, name, NULL, err);
+    if (!out || (!yaml && len) ||
+        (section && (!section->name || !*section->name || !section->table))) {
+        gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_load");
+        return GF_ERR_INVALID;
+    }
+    *out = NULL;
+    if (!(arena = gf__cfg_arena_new()) || !(tree = gf__cfg_arena_new()) ||
+        !(cfg = gf__cfg_arena_calloc(arena, 1, sizeof(*cfg))) ||
+        !(cfg->path = gf__cfg_arena_strdup(arena, name))) {
+        rc = nomem(err, name);
+        goto out;
+    }
+    cfg->arena = arena;
+    w.arena = arena;
+
+    if ((rc = gf__cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
+        goto out;
+    if (gf__cfg_node_is_null(root)) {
+        gf__cfg_error_set(err, name, root ? root->line : 0, root ? root->column : 0, NULL,
+                          "the configuration is empty");
+        rc = GF_ERR_CONFIG;
+        goto out;
+    }
+    if (root->kind != CFG_NODE_MAPPING) {
+        gf__cfg_error_set(err, name, root->line, root->column, NULL,
+                          "expected a mapping of sections (nats, log, runtime, jetstream, "
+                          "functions) at the top level, got %s",
+                          gf__cfg_node_kind_name(root));
+        rc = GF_ERR_CONFIG;
+        goto out;
+    }
+    rc = gf__cfg_walk_table(&w, gf_config_schema(""), root, root->line, root->column, cfg,
+                            "functions");
+    if (rc == GF_OK)
+        rc = read_function(&w, root, section, cfg);
+    if (rc == GF_OK) {
+        size_t saved = gf__cfg_walk_push_key(&w, "jetstream");
+        rc = gf__cfg_check_jetstream(&w, &cfg->jetstream, gf__cfg_node_get(root, "jetstream"));
+        gf__cfg_walk_pop(&w, saved);
+    }
+    if (rc == GF_OK)
+        rc = gf__cfg_env_apply(cfg, err);
+    if (rc == GF_OK) {
+        *out = cfg;
+        arena = NULL;
+    }
+out:
+    gf__cfg_walk_fini(&w);
+    gf_config_arena_free(tree);
+    gf_config_arena_free(arena);
+    return rc;
+}
+
+gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
+                      gf_config_error *err)
+{
+    gf_config_error local;
+    FILE *f = NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    gf_err rc = GF_OK;
+
+    if (!err)
+        err = &local;
+    gf__cfg_error_clear(err);
+    if (out)
+        *out = NULL;
+    if (!path || !out) {
+        gf__cfg_error_set(err, path, 0, 0, NULL, "invalid arguments to gf_config_load");
+        return GF_ERR_INVALID;
+    }
+    if (!(f = fopen(path, "rb"))) {
+        gf__cfg_error_set(err, path, 0, 0, NULL, "cannot open: %s", strerror(errno));
+        return GF_ERR_IO;
+    }
+    for (;;) {
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 8192;
+            if (ncap > CFG_FILE_MAX + 1)
+                ncap = CFG_FILE_MAX + 1;
+            char *nbuf = ncap > cap ? realloc(buf, ncap) : NULL;
+            if (!nbuf) {
+                if (ncap > cap) {
+                    rc = nomem(err, path);
+                } else {
+                    gf__cfg_error_set(err, path, 0, 0, NULL, "file is larger than %d MiB",
+                                      CFG_FILE_MAX / (1024 * 1024));
+                    rc = GF_ERR_CONFIG;
+                }
+                goto out;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        size_t n = fread(buf + len, 1, cap - len, f);
+        len += n;
+        if (n == 0) {
+            if (ferror(f)) {
+                gf__cfg_error_set(err, path, 0, 0, NULL, "cannot read: %s", strerror(errno));
+                rc = GF_ERR_IO;
+                goto out;
+            }
+            break;
+        }
+    }
+    rc = gf_config_load_string(path, buf, len, section, out, err);
+out:
+    if (f)
+        fclose(f);
+    free(buf);
+    return rc;
+}
+
+void gf_config_free(gf_config *cfg)
+{
+    if (cfg)
+        gf_config_arena_free(cfg->arena); /* cfg itself lives in its arena */
+}
+
+gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
+                             const gf_cfg_table *table, void *out,
+                             struct gf_config_arena **arena_out, gf_config_error *err)
+{
+    gf_config_error local;
+    struct gf_config_arena *arena = NULL;
+    struct gf_config_arena *tree = NULL;
+    cfg_node *root = NULL;
+    void *tmp = NULL;
+    cfg_walk w;
+    gf_err rc = GF_OK;
+
+    if (!err)
+        err = &local;
+    gf__cfg_error_clear(err);
+    if (!name)
+        name = "<string>";
+    gf__cfg_walk_init(&w, name, NULL, err);
+    if (!table || !out || !arena_out || (!yaml && len) || table->size == 0) {
+        gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_parse_table");
+        return GF_ERR_INVALID;
+    }
+    *arena_out = NULL;
+    if (!(arena = gf__cfg_arena_new()) || !(tree = gf__cfg_arena_new()) ||
+        !(tmp = gf__cfg_arena_calloc(tree, 1, table->size))) {
+        rc = nomem(err, name);
+        goto out;
+    }
+    w.arena = arena;
+    if ((rc = gf__cfg_yaml_parse(name, yaml ? yaml : "", len, tree, &root, err)) != GF_OK)
+        goto out;
+    /* An empty fragment is an absent section: every default applies. */
+    rc = gf__cfg_walk_table(&w, table, root, root ? root->line : 1, root ? root->column : 1, tmp,
+                            NULL);
+    if (rc == GF_OK) {
+        memcpy(out, tmp, table->size);
+        *arena_out = arena;
+        arena = NULL;
+    }
+out:
+    gf__cfg_walk_fini(&w);
+    gf_config_arena_free(tree);
+    gf_config_arena_free(arena);
+    return rc;
+}
+
+const gf_stream_config *gf_config_stream(const gf_config *cfg, const char *name)
+{
+    for (size_t i = 0; cfg && name && i < cfg->jetstream.streams_len; i++) {
+        if (strcmp(cfg->jetstream.streams[i].name, name) == 0)
+            return &cfg->jetstream.streams[i];
+    }
+    return NULL;
+}
+
+const gf_consumer_config *gf_config_consumer(const gf_config *cfg, const char *stream,
+                                             const char *name)
+{
+    for (size_t i = 0; cfg && stream && name && i < cfg->jetstream.consumers_len; i++) {
+        const gf_consumer_config *c = &cfg->jetstream.consumers[i];
+        if (strcmp(c->stream, stream) == 0 && strcmp(c->name, name) == 0)
+            return c;
+    }
+    return NULL;
+}
+
+const gf_bucket_config *gf_config_bucket(const gf_config *cfg, const char *name)
+{
+    for (size_t i = 0; cfg && name && i < cfg->jetstream.buckets_len; i++) {
+        if (strcmp(cfg->jetstream.buckets[i].name, name) == 0)
+            return &cfg->jetstream.buckets[i];
+    }
+    return NULL;
+}
+
+const void *gf_config_function(const gf_config *cfg)
+{
+    return cfg ? cfg->function : NULL;
+}

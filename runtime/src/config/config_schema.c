@@ -1,0 +1,302 @@
+/*
+ * config_schema.c — the runtime's own sections as gf_cfg_table rows: nats, log,
+ * runtime and the top level, plus their validate hooks; gf_config_schema().
+ *
+ * Design notes: one row per option, as in redis' config table: the key, its type,
+ * where it lands, its default (YAML text, read by the same parser as the file) and
+ * its bounds. The bounds are sanity limits (a typo such as "replicas: 50" fails at
+ * start, not at provisioning), not tuning advice. Whatever a single row cannot say
+ * (options that exclude each other, NATS name rules) is a validate hook; checks
+ * across objects are in config_check.c. docs/CONFIG.md is generated from these rows.
+ * The jetstream tables are in config_schema_js.c.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config_check.h"
+#include "config_schema.h"
+#include "gamefn/config.h"
+
+/* ---- nats --------------------------------------------------------------- */
+
+static bool tls_validate(const void *obj, gf_cfg_problem *p)
+{
+    const gf_tls_config *t = obj;
+    if (t->key_file && !t->cert_file) {
+        p->key = "key_file";
+        snprintf(p->text, sizeof(p->text), "key_file is set but cert_file is not");
+        return false;
+    }
+    if (t->cert_file && !t->key_file) {
+        p->key = "cert_file";
+        snprintf(p->text, sizeof(p->text), "cert_file is set but key_file is not");
+        return false;
+    }
+    return true;
+}
+
+static const gf_cfg_field tls_rows[] = {
+    {.key = "enabled",
+     .type = GF_CFG_BOOL,
+     .offset = offsetof(gf_tls_config, enabled),
+     .def = "false",
+     .help = "require TLS to the servers (also implied by tls:// URLs)"},
+    {.key = "ca_file",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_tls_config, ca_file),
+     .help = "PEM file of trusted CAs; unset = system roots"},
+    {.key = "cert_file",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_tls_config, cert_file),
+     .help = "PEM client certificate chain, for mutual TLS (needs key_file)"},
+    {.key = "key_file",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_tls_config, key_file),
+     .help = "PEM private key of cert_file (needs cert_file)"},
+};
+
+static const gf_cfg_table tls_table = {"nats.tls", sizeof(gf_tls_config), tls_rows, NROWS(tls_rows),
+                                       tls_validate};
+
+static bool nats_validate(const void *obj, gf_cfg_problem *p)
+{
+    const gf_nats_config *n = obj;
+    for (size_t i = 0; i < n->servers_len; i++) {
+        const char *why = gf__cfg_check_server_url(n->servers[i]);
+        if (why) {
+            p->key = "servers";
+            snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
+            return false;
+        }
+    }
+    if (n->reconnect_max_wait_ms < n->reconnect_wait_ms) {
+        p->key = "reconnect_max_wait";
+        snprintf(p->text, sizeof(p->text), "must be at least reconnect_wait");
+        return false;
+    }
+    return gf__cfg_check_nats_auth(n, p);
+}
+
+static const gf_cfg_field nats_rows[] = {
+    {.key = "servers",
+     .type = GF_CFG_STRING_LIST,
+     .offset = offsetof(gf_nats_config, servers),
+     .count_offset = offsetof(gf_nats_config, servers_len),
+     .def = "[\"nats://127.0.0.1:4222\"]",
+     .min = 1,
+     .max = GF_CFG_NO_MAX,
+     .help = "server URLs (nats://host:port, tls://host:port or host:port); env GAMEFN_NATS_URL"},
+    {.key = "credentials",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_nats_config, credentials),
+     .help = ".creds file (user JWT + nkey seed); env GAMEFN_NATS_CREDS"},
+    {.key = "nkey_seed",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_nats_config, nkey_seed),
+     .help = "file holding an nkey seed; env GAMEFN_NATS_NKEY_SEED"},
+    {.key = "user",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_nats_config, user),
+     .help = "user name; env GAMEFN_NATS_USER"},
+    {.key = "password",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_nats_config, password),
+     .help = "password (prefer env GAMEFN_NATS_PASSWORD to keep it out of files)"},
+    {.key = "tls",
+     .type = GF_CFG_OBJECT,
+     .offset = offsetof(gf_nats_config, tls),
+     .sub = &tls_table,
+     .help = "TLS to the servers"},
+    {.key = "connect_timeout",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, connect_timeout_ms),
+     .def = "2s",
+     .min = 10,
+     .max = 10 * MS_M,
+     .help = "bound on one connection attempt"},
+    {.key = "reconnect_wait",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, reconnect_wait_ms),
+     .def = "250ms",
+     .min = 1,
+     .max = 10 * MS_M,
+     .help = "first delay between reconnect attempts (then doubles)"},
+    {.key = "reconnect_jitter",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, reconnect_jitter_ms),
+     .def = "250ms",
+     .min = 0,
+     .max = 10 * MS_M,
+     .help = "random extra delay up to this, so replicas do not reconnect in step"},
+    {.key = "reconnect_max_wait",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, reconnect_max_wait_ms),
+     .def = "5s",
+     .min = 1,
+     .max = MS_H,
+     .help = "cap of the doubling reconnect delay (at least reconnect_wait)"},
+    {.key = "ping_interval",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, ping_interval_ms),
+     .def = "20s",
+     .min = 100,
+     .max = MS_H,
+     .help = "client PINGs that detect a dead connection"},
+    {.key = "reconnect_buffer",
+     .type = GF_CFG_SIZE,
+     .offset = offsetof(gf_nats_config, reconnect_buffer),
+     .def = "8MiB",
+     .min = 0,
+     .max = 1024 * MIB,
+     .help = "publishes buffered while disconnected"},
+    {.key = "api_timeout",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_nats_config, api_timeout_ms),
+     .def = "5s",
+     .min = 10,
+     .max = 10 * MS_M,
+     .help = "JetStream API calls (provisioning, KV, consumer info)"},
+};
+
+static const gf_cfg_table nats_table = {"nats", sizeof(gf_nats_config), nats_rows, NROWS(nats_rows),
+                                        nats_validate};
+
+/* ---- log ---------------------------------------------------------------- */
+
+static const gf_cfg_enum_value level_names[] = {
+    {"debug", GF_LOG_DEBUG}, {"info", GF_LOG_INFO}, {"warn", GF_LOG_WARN},
+    {"error", GF_LOG_ERROR}, {"off", GF_LOG_OFF},   {NULL, 0},
+};
+
+static const gf_cfg_field log_rows[] = {
+    {.key = "level",
+     .type = GF_CFG_ENUM,
+     .offset = offsetof(gf_log_config, level),
+     .def = "info",
+     .enums = level_names,
+     .help = "lowest level written to stderr; env GAMEFN_LOG_LEVEL"},
+};
+
+static const gf_cfg_table log_table = {"log", sizeof(gf_log_config), log_rows, NROWS(log_rows),
+                                       NULL};
+
+/* ---- runtime ------------------------------------------------------------ */
+
+static bool runtime_validate(const void *obj, gf_cfg_problem *p)
+{
+    const gf_runtime_config *r = obj;
+    const char *why = r->instance_id ? gf__cfg_check_instance_id(r->instance_id) : NULL;
+    if (why) {
+        p->key = "instance_id";
+        snprintf(p->text, sizeof(p->text), "instance_id %s", why);
+        return false;
+    }
+    /* The server refuses a pull request whose idle heartbeat exceeds half its expiry. */
+    if (r->heartbeat_ms > 0 && r->heartbeat_ms > r->fetch_expiry_ms / 2) {
+        p->key = "heartbeat";
+        snprintf(p->text, sizeof(p->text), "must be at most half of fetch_expiry");
+        return false;
+    }
+    return true;
+}
+
+static const gf_cfg_field runtime_rows[] = {
+    {.key = "instance_id",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_runtime_config, instance_id),
+     .help = "this replica's id ([A-Za-z0-9_-], up to 64); unset = generated at start; "
+             "env GAMEFN_INSTANCE_ID"},
+    {.key = "drain_timeout",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_runtime_config, drain_timeout_ms),
+     .def = "10s",
+     .min = 0,
+     .max = MS_H,
+     .help = "after SIGTERM, time allowed to finish in-flight work before exiting"},
+    {.key = "max_in_flight",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_runtime_config, max_in_flight),
+     .def = "64",
+     .min = 1,
+     .max = 65536,
+     .help = "pull consumers: messages handled concurrently per instance"},
+    {.key = "fetch_batch",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_runtime_config, fetch_batch),
+     .def = "64",
+     .min = 1,
+     .max = 10000,
+     .help = "pull consumers: messages asked for per fetch"},
+    {.key = "fetch_expiry",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_runtime_config, fetch_expiry_ms),
+     .def = "5s",
+     .min = 10,
+     .max = MS_H,
+     .help = "pull consumers: how long one fetch waits for messages"},
+    {.key = "heartbeat",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_runtime_config, heartbeat_ms),
+     .def = "1s",
+     .min = 0,
+     .max = MS_M,
+     .help = "pull consumers: idle heartbeat asked of the server (0 = none; at most half of "
+             "fetch_expiry)"},
+};
+
+static const gf_cfg_table runtime_table = {"runtime", sizeof(gf_runtime_config), runtime_rows,
+                                           NROWS(runtime_rows), runtime_validate};
+
+/* ---- top level ---------------------------------------------------------- */
+
+static const gf_cfg_field root_rows[] = {
+    {.key = "nats",
+     .type = GF_CFG_OBJECT,
+     .offset = offsetof(gf_config, nats),
+     .sub = &nats_table,
+     .help = "connection to NATS"},
+    {.key = "log",
+     .type = GF_CFG_OBJECT,
+     .offset = offsetof(gf_config, log),
+     .sub = &log_table,
+     .help = "logging"},
+    {.key = "runtime",
+     .type = GF_CFG_OBJECT,
+     .offset = offsetof(gf_config, runtime),
+     .sub = &runtime_table,
+     .help = "process behaviour shared by every function"},
+    {.key = "jetstream",
+     .type = GF_CFG_OBJECT,
+     .offset = offsetof(gf_config, jetstream),
+     .sub = &gf__cfg_jetstream_table,
+     .help = "streams, consumers and buckets"},
+};
+
+static const gf_cfg_table root_table = {"top level", sizeof(gf_config), root_rows, NROWS(root_rows),
+                                        NULL};
+
+const gf_cfg_table *gf_config_schema(const char *name)
+{
+    static const struct {
+        const char *name;
+        const gf_cfg_table *table;
+    } all[] = {
+        {"", &root_table},
+        {"nats", &nats_table},
+        {"log", &log_table},
+        {"runtime", &runtime_table},
+        {"jetstream", &gf__cfg_jetstream_table},
+        {"stream", &gf__cfg_stream_table},
+        {"consumer", &gf__cfg_consumer_table},
+        {"bucket", &gf__cfg_bucket_table},
+        {"nats.tls", &tls_table},
+    };
+    if (!name)
+        name = "";
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if (strcmp(all[i].name, name) == 0)
+            return all[i].table;
+    }
+    return NULL;
+}

@@ -1,0 +1,575 @@
+/*
+ * srv.c — $SRV discovery (NATS services protocol, ADR-32) on plain subscriptions.
+ *
+ * Design notes:
+ *  - nats.c 3.4.1 has no micro API, so we answer the protocol's three verbs
+ *    ourselves. Nine plain (non-queue) subscriptions: $SRV.<VERB>,
+ *    $SRV.<VERB>.<name> and $SRV.<VERB>.<name>.<id> for PING, INFO and STATS.
+ *    They are not queue subscriptions on purpose: discovery wants every
+ *    instance to answer.
+ *  - One responder callback serves all nine; the verb comes from the subject.
+ *    It builds the answer with jansson and publishes it to the reply subject.
+ *  - Counters: one mutex per service guards every endpoint's counters and
+ *    last_error. gf_srv_record() (handler threads) and the STATS builder
+ *    (nats.c subscription threads) both take it; they hold it only to copy or
+ *    bump a few integers, never across a publish.
+ *  - Shutdown: each subscription gets a completion callback (nats.c calls it
+ *    once the subscription is closed and its handler has returned).
+ *    gf_srv_stop() unsubscribes, then waits for every completion before it
+ *    frees the struct the handlers use, so a responder running concurrently
+ *    with stop never touches freed memory.
+ *  - Validation follows ADR-32: the name is [A-Za-z0-9_-]+, the version is
+ *    checked with the regular expression semver.org suggests (as POSIX ERE).
+ *    The id must be one subject token, since it ends up in a subject.
+ */
+#include "gamefn/srv.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "gamefn/log.h"
+#include "nats/nats_err.h"
+
+enum { SRV_NVERBS = 3, SRV_NSUBS = 9, SRV_LAST_ERROR_MAX = 256 };
+
+/* Bound on waiting for nats.c to finish a responder that is running while we
+ * stop. A responder only builds a small JSON and publishes it, so this is only
+ * reached if the caller broke the contract (destroyed the connection first). */
+enum { SRV_STOP_WAIT_MS = 5000 };
+
+static const char *const srv_verbs[SRV_NVERBS] = {"PING", "INFO", "STATS"};
+
+typedef struct srv_endpoint {
+    char *name;
+    char *subject;
+    char *queue_group; /* "" for none */
+    int64_t num_requests;
+    int64_t num_errors;
+    int64_t processing_ns;
+    char last_error[SRV_LAST_ERROR_MAX];
+} srv_endpoint;
+
+struct gf_srv {
+    natsConnection *nc; /* borrowed; NULL for gf_srv_create() */
+    char *name;
+    char *version;
+    char *id;
+    char *description;
+    char started[96]; /* RFC 3339, UTC, nanoseconds (sized for any int tm fields) */
+    srv_endpoint *eps;
+    size_t eps_len;
+
+    pthread_mutex_t mu;  /* guards eps[*] counters and live_subs */
+    pthread_cond_t done; /* signalled when a subscription completes */
+    int live_subs;       /* subscriptions whose completion is still pending */
+    natsSubscription *subs[SRV_NSUBS];
+};
+
+/* ---- validation ----------------------------------------------------------- */
+
+static bool srv_name_ok(const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        return false;
+    for (const char *p = s; *p; p++) {
+        char c = *p;
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '_';
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* A single subject token: printable, no separators or wildcards. */
+static bool srv_token_ok(const char *s)
+{
+    if (s == NULL || s[0] == '\0')
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p <= 0x20 || *p == 0x7f || *p == '.' || *p == '*' || *p == '>')
+            return false;
+    }
+    return true;
+}
+
+/* A publishable subject: tokens separated by single dots (wildcards allowed,
+ * since an endpoint may listen on one). */
+static bool srv_subject_ok(const char *s)
+{
+    if (s == NULL || s[0] == '\0' || s[0] == '.')
+        return false;
+    char prev = '\0';
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p <= 0x20 || *p == 0x7f)
+            return false;
+        if (*p == '.' && prev == '.')
+            return false;
+        prev = (char)*p;
+    }
+    return prev != '.';
+}
+
+/* semver.org's suggested expression, written for POSIX ERE (no \d, no (?:)). */
+static const char srv_semver_re[] = "^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
+                                    "(-((0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+                                    "(\\.(0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*))*))?"
+                                    "(\\+([0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*))?$";
+
+static gf_err srv_semver_ok(const char *s, bool *ok)
+{
+    regex_t re;
+    *ok = false;
+    if (s == NULL)
+        return GF_OK;
+    if (regcomp(&re, srv_semver_re, REG_EXTENDED | REG_NOSUB) != 0)
+        return GF_ERR_NOMEM; /* the pattern is constant: only memory can fail */
+    *ok = regexec(&re, s, 0, NULL, 0) == 0;
+    regfree(&re);
+    return GF_OK;
+}
+
+/* JSON strings must be UTF-8; jansson is the judge (NULL counts as ""). */
+static bool srv_utf8_ok(const char *s)
+{
+    if (s == NULL)
+        return true;
+    json_t *j = json_string(s);
+    json_decref(j);
+    return j != NULL;
+}
+
+static gf_err srv_validate(const gf_srv_info *info)
+{
+    bool semver = false;
+    gf_err err;
+
+    if (info == NULL) {
+        gf_log_error("srv: no service info", NULL);
+        return GF_ERR_INVALID;
+    }
+    if (!srv_name_ok(info->name)) {
+        char q[128];
+        gf_log_error("srv: invalid service name", "name=%s want=\"[A-Za-z0-9_-]+\"",
+                     gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"));
+        return GF_ERR_INVALID;
+    }
+    err = srv_semver_ok(info->version, &semver);
+    if (err != GF_OK)
+        return err;
+    if (!semver) {
+        char q[128];
+        gf_log_error("srv: version is not semver", "name=%s version=%s", info->name,
+                     gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
+        return GF_ERR_INVALID;
+    }
+    if (!srv_token_ok(info->id)) {
+        char q[128];
+        gf_log_error("srv: instance id must be one subject token", "name=%s id=%s", info->name,
+                     gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"));
+        return GF_ERR_INVALID;
+    }
+    if (info->endpoints_len > 0 && info->endpoints == NULL) {
+        gf_log_error("srv: endpoints_len without endpoints", "name=%s", info->name);
+        return GF_ERR_INVALID;
+    }
+    if (!srv_utf8_ok(info->description)) {
+        gf_log_error("srv: description is not valid UTF-8", "name=%s", info->name);
+        return GF_ERR_INVALID;
+    }
+    for (size_t i = 0; i < info->endpoints_len; i++) {
+        const gf_srv_endpoint *ep = &info->endpoints[i];
+        if (!srv_utf8_ok(ep->subject) || !srv_utf8_ok(ep->queue_group)) {
+            gf_log_error("srv: endpoint subject or queue group is not valid UTF-8",
+                         "name=%s endpoint=%zu", info->name, i);
+            return GF_ERR_INVALID;
+        }
+        if (!srv_name_ok(ep->name) || !srv_subject_ok(ep->subject) ||
+            (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
+             !srv_token_ok(ep->queue_group))) {
+            char q1[128], q2[256];
+            gf_log_error("srv: invalid endpoint",
+                         "name=%s endpoint=%zu endpoint_name=%s subject=%s", info->name, i,
+                         gf_log_quote(q1, sizeof q1, ep->name ? ep->name : "(null)"),
+                         gf_log_quote(q2, sizeof q2, ep->subject ? ep->subject : "(null)"));
+            return GF_ERR_INVALID;
+        }
+    }
+    return GF_OK;
+}
+
+/* ---- lifetime --------------------------------------------------------------- */
+
+static char *srv_strdup(const char *s, bool *failed)
+{
+    char *copy = strdup(s ? s : "");
+    if (copy == NULL)
+        *failed = true;
+    return copy;
+}
+
+static void srv_free(gf_srv *srv)
+{
+    if (srv == NULL)
+        return;
+    for (size_t i = 0; i < srv->eps_len; i++) {
+        free(srv->eps[i].name);
+        free(srv->eps[i].subject);
+        free(srv->eps[i].queue_group);
+    }
+    free(srv->eps);
+    free(srv->name);
+    free(srv->version);
+    free(srv->id);
+    free(srv->description);
+    pthread_cond_destroy(&srv->done);
+    pthread_mutex_destroy(&srv->mu);
+    free(srv);
+}
+
+static void srv_format_started(char *buf, size_t size)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
+}
+
+gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
+{
+    gf_srv *srv = NULL;
+    bool failed = false;
+    gf_err err;
+
+    if (out == NULL)
+        return GF_ERR_INVALID;
+    *out = NULL;
+    err = srv_validate(info);
+    if (err != GF_OK)
+        return err;
+
+    srv = calloc(1, sizeof *srv);
+    if (srv == NULL)
+        return GF_ERR_NOMEM;
+    if (pthread_mutex_init(&srv->mu, NULL) != 0) {
+        free(srv);
+        return GF_ERR_NOMEM;
+    }
+    if (pthread_cond_init(&srv->done, NULL) != 0) {
+        pthread_mutex_destroy(&srv->mu);
+        free(srv);
+        return GF_ERR_NOMEM;
+    }
+    srv->name = srv_strdup(info->name, &failed);
+    srv->version = srv_strdup(info->version, &failed);
+    srv->id = srv_strdup(info->id, &failed);
+    srv->description = srv_strdup(info->description, &failed);
+    if (info->endpoints_len > 0) {
+        srv->eps = calloc(info->endpoints_len, sizeof *srv->eps);
+        if (srv->eps == NULL) {
+            failed = true;
+        } else {
+            srv->eps_len = info->endpoints_len;
+            for (size_t i = 0; i < srv->eps_len; i++) {
+                srv->eps[i].name = srv_strdup(info->endpoints[i].name, &failed);
+                srv->eps[i].subject = srv_strdup(info->endpoints[i].subject, &failed);
+                srv->eps[i].queue_group = srv_strdup(info->endpoints[i].queue_group, &failed);
+            }
+        }
+    }
+    if (failed) {
+        srv_free(srv);
+        return GF_ERR_NOMEM;
+    }
+    srv_format_started(srv->started, sizeof srv->started);
+    *out = srv;
+    return GF_OK;
+}
+
+/* ---- JSON answers ------------------------------------------------------------ */
+
+/* The fields every answer starts with. NULL on allocation failure. */
+static json_t *srv_json_base(const gf_srv *srv, const char *type)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:{}}", "type", type, "name", srv->name, "id", srv->id,
+                     "version", srv->version, "metadata");
+}
+
+static gf_err srv_json_dump(json_t *root, char **json)
+{
+    *json = NULL;
+    if (root == NULL)
+        return GF_ERR_NOMEM;
+    *json = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    return *json ? GF_OK : GF_ERR_NOMEM;
+}
+
+gf_err gf_srv_ping_json(gf_srv *srv, char **json)
+{
+    if (srv == NULL || json == NULL)
+        return GF_ERR_INVALID;
+    return srv_json_dump(srv_json_base(srv, "io.nats.micro.v1.ping_response"), json);
+}
+
+gf_err gf_srv_info_json(gf_srv *srv, char **json)
+{
+    json_t *root = NULL;
+    json_t *eps = NULL;
+
+    if (srv == NULL || json == NULL)
+        return GF_ERR_INVALID;
+    *json = NULL;
+    root = srv_json_base(srv, "io.nats.micro.v1.info_response");
+    eps = json_array();
+    if (root == NULL || eps == NULL)
+        goto out;
+    for (size_t i = 0; i < srv->eps_len; i++) {
+        json_t *ep =
+            json_pack("{s:s, s:s, s:s, s:{}}", "name", srv->eps[i].name, "subject",
+                      srv->eps[i].subject, "queue_group", srv->eps[i].queue_group, "metadata");
+        if (json_array_append_new(eps, ep) != 0)
+            goto out;
+    }
+    if (json_object_set_new(root, "description", json_string(srv->description)) != 0)
+        goto out;
+    if (json_object_set_new(root, "endpoints", eps) != 0) {
+        eps = NULL; /* json_object_set_new consumed it even on failure */
+        goto out;
+    }
+    return srv_json_dump(root, json);
+out:
+    json_decref(eps);
+    json_decref(root);
+    return GF_ERR_NOMEM;
+}
+
+gf_err gf_srv_stats_json(gf_srv *srv, char **json)
+{
+    json_t *root = NULL;
+    json_t *eps = NULL;
+    srv_endpoint *snap = NULL;
+
+    if (srv == NULL || json == NULL)
+        return GF_ERR_INVALID;
+    *json = NULL;
+    /* Copy the counters under the lock, build JSON outside it. */
+    if (srv->eps_len > 0) {
+        snap = malloc(srv->eps_len * sizeof *snap);
+        if (snap == NULL)
+            return GF_ERR_NOMEM;
+        pthread_mutex_lock(&srv->mu);
+        memcpy(snap, srv->eps, srv->eps_len * sizeof *snap);
+        pthread_mutex_unlock(&srv->mu);
+    }
+    root = srv_json_base(srv, "io.nats.micro.v1.stats_response");
+    eps = json_array();
+    if (root == NULL || eps == NULL)
+        goto out;
+    for (size_t i = 0; i < srv->eps_len; i++) {
+        const srv_endpoint *e = &snap[i];
+        int64_t avg = e->num_requests > 0 ? e->processing_ns / e->num_requests : 0;
+        json_t *ep = json_pack(
+            "{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}", "name", e->name, "subject", e->subject,
+            "queue_group", e->queue_group, "num_requests", (json_int_t)e->num_requests,
+            "num_errors", (json_int_t)e->num_errors, "last_error", e->last_error, "processing_time",
+            (json_int_t)e->processing_ns, "average_processing_time", (json_int_t)avg);
+        if (json_array_append_new(eps, ep) != 0)
+            goto out;
+    }
+    if (json_object_set_new(root, "started", json_string(srv->started)) != 0)
+        goto out;
+    if (json_object_set_new(root, "endpoints", eps) != 0) {
+        eps = NULL;
+        goto out;
+    }
+    free(snap);
+    return srv_json_dump(root, json);
+out:
+    free(snap);
+    json_decref(eps);
+    json_decref(root);
+    return GF_ERR_NOMEM;
+}
+
+void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char *error)
+{
+    if (srv == NULL || index >= srv->eps_len)
+        return;
+    if (processing_ns < 0)
+        processing_ns = 0; /* a clock step must not make totals go backwards */
+    pthread_mutex_lock(&srv->mu);
+    srv_endpoint *e = &srv->eps[index];
+    e->num_requests++;
+    if (e->processing_ns > INT64_MAX - processing_ns)
+        e->processing_ns = INT64_MAX;
+    else
+        e->processing_ns += processing_ns;
+    if (error != NULL) {
+        e->num_errors++;
+        snprintf(e->last_error, sizeof e->last_error, "%s", error);
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/* ---- responders ------------------------------------------------------------ */
+
+static void srv_on_request(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    gf_srv *srv = closure;
+    const char *subject = natsMsg_GetSubject(msg);
+    const char *reply = natsMsg_GetReply(msg);
+    char *json = NULL;
+    gf_err err = GF_ERR_INVALID;
+
+    if (reply == NULL || reply[0] == '\0')
+        goto out; /* nobody to answer */
+    if (strncmp(subject, "$SRV.PING", 9) == 0 && (subject[9] == '\0' || subject[9] == '.'))
+        err = gf_srv_ping_json(srv, &json);
+    else if (strncmp(subject, "$SRV.INFO", 9) == 0 && (subject[9] == '\0' || subject[9] == '.'))
+        err = gf_srv_info_json(srv, &json);
+    else if (strncmp(subject, "$SRV.STATS", 10) == 0 && (subject[10] == '\0' || subject[10] == '.'))
+        err = gf_srv_stats_json(srv, &json);
+    if (err != GF_OK) {
+        gf_log_warn("srv: cannot answer", "name=%s err=%s", srv->name, gf_err_str(err));
+        goto out;
+    }
+    natsStatus s = natsConnection_Publish(nc, reply, json, (int)strlen(json));
+    if (s != NATS_OK)
+        gf_log_warn("srv: reply failed", "name=%s err=%s", srv->name, gf_err_str(gf__nats_err(s)));
+out:
+    free(json);
+    natsMsg_Destroy(msg);
+}
+
+static void srv_on_complete(void *closure)
+{
+    gf_srv *srv = closure;
+    pthread_mutex_lock(&srv->mu);
+    srv->live_subs--;
+    pthread_cond_signal(&srv->done);
+    pthread_mutex_unlock(&srv->mu);
+}
+
+/* Unsubscribes everything and waits for the completions. Returns false if
+ * a completion did not arrive in time (the struct must then not be freed). */
+static bool srv_unsubscribe_all(gf_srv *srv)
+{
+    bool all_done = true;
+    struct timespec deadline;
+
+    for (int i = 0; i < SRV_NSUBS; i++) {
+        if (srv->subs[i] != NULL)
+            natsSubscription_Unsubscribe(srv->subs[i]); /* errors: already closed */
+    }
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += SRV_STOP_WAIT_MS / 1000;
+    pthread_mutex_lock(&srv->mu);
+    while (srv->live_subs > 0) {
+        if (pthread_cond_timedwait(&srv->done, &srv->mu, &deadline) == ETIMEDOUT) {
+            all_done = srv->live_subs == 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    if (!all_done)
+        return false;
+    for (int i = 0; i < SRV_NSUBS; i++) {
+        natsSubscription_Destroy(srv->subs[i]);
+        srv->subs[i] = NULL;
+    }
+    return true;
+}
+
+static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
+{
+    natsSubscription *sub = NULL;
+    natsStatus s = natsConnection_Subscribe(&sub, srv->nc, subject, srv_on_request, srv);
+    if (s != NATS_OK) {
+        char q[256];
+        gf_log_error("srv: subscribe failed", "name=%s subject=%s err=%s", srv->name, subject,
+                     gf_log_quote(q, sizeof q, gf__nats_last_error(s)));
+        return gf__nats_err(s);
+    }
+    srv->subs[slot] = sub;
+    /* Count it before setting the callback: the callback can only fire after
+     * we unsubscribe, which happens later on this thread. */
+    pthread_mutex_lock(&srv->mu);
+    srv->live_subs++;
+    pthread_mutex_unlock(&srv->mu);
+    s = natsSubscription_SetOnCompleteCB(sub, srv_on_complete, srv);
+    if (s != NATS_OK) {
+        /* No completion will come: we cannot wait for it, so stop counting it. */
+        pthread_mutex_lock(&srv->mu);
+        srv->live_subs--;
+        pthread_mutex_unlock(&srv->mu);
+        gf_log_error("srv: completion callback refused", "name=%s subject=%s", srv->name, subject);
+        return gf__nats_err(s);
+    }
+    return GF_OK;
+}
+
+gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
+{
+    gf_srv *srv = NULL;
+    gf_err err;
+
+    if (out == NULL)
+        return GF_ERR_INVALID;
+    *out = NULL;
+    if (nc == NULL) {
+        gf_log_error("srv: no connection", NULL);
+        return GF_ERR_INVALID;
+    }
+    err = gf_srv_create(info, &srv);
+    if (err != GF_OK)
+        return err;
+    srv->nc = nc;
+
+    int slot = 0;
+    for (int v = 0; v < SRV_NVERBS && err == GF_OK; v++) {
+        char subject[3][512];
+        snprintf(subject[0], sizeof subject[0], "$SRV.%s", srv_verbs[v]);
+        snprintf(subject[1], sizeof subject[1], "$SRV.%s.%s", srv_verbs[v], srv->name);
+        snprintf(subject[2], sizeof subject[2], "$SRV.%s.%s.%s", srv_verbs[v], srv->name, srv->id);
+        for (int k = 0; k < 3 && err == GF_OK; k++)
+            err = srv_subscribe(srv, slot++, subject[k]);
+    }
+    if (err != GF_OK) {
+        gf_srv_stop(srv);
+        return err;
+    }
+    /* Make sure the server has the interest before we report the service up,
+     * so a PING right after start is answered. A failure here is not fatal:
+     * nats.c resends subscriptions when it reconnects. */
+    natsStatus s = natsConnection_FlushTimeout(nc, 5000);
+    if (s != NATS_OK)
+        gf_log_warn("srv: flush after subscribe failed", "name=%s err=%s", srv->name,
+                    gf_err_str(gf__nats_err(s)));
+    gf_log_info("srv: started", "name=%s version=%s id=%s endpoints=%zu", srv->name, srv->version,
+                srv->id, srv->eps_len);
+    *out = srv;
+    return GF_OK;
+}
+
+void gf_srv_stop(gf_srv *srv)
+{
+    if (srv == NULL)
+        return;
+    if (!srv_unsubscribe_all(srv)) {
+        /* A responder is still running (the connection was probably destroyed
+         * first). Leaking is the only safe choice: freeing would race it. */
+        gf_log_error("srv: responders did not finish, leaking the service", "name=%s", srv->name);
+        return;
+    }
+    srv_free(srv);
+}

@@ -1,0 +1,63 @@
+/*
+ * endpoint.c — what every endpoint kind shares: its thread, its subscription's drain
+ * and its $SRV counters (see endpoint.h).
+ *
+ * Folder runtime/src/endpoints/: the ways a function receives work. It owns the
+ * endpoint kinds (one file each, registered in kinds.c), the gf_msg accessors
+ * handlers use, and these shared helpers. It may use core/, config/, wire/, nats/,
+ * provision/ and discovery/; never function/, which drives it.
+ */
+#include "endpoints/endpoint.h"
+
+#include <stdio.h>
+
+#include "gamefn/clock.h"
+
+gf_err gf__endpoint_thread_start(gf__endpoint_run *run, void *(*body)(void *))
+{
+    atomic_store(&run->thread_done, 0);
+    if (pthread_create(&run->thread, NULL, body, run) != 0)
+        return GF_ERR_NOMEM;
+    run->thread_started = true;
+    return GF_OK;
+}
+
+bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms)
+{
+    if (!run->thread_started)
+        return true;
+    while (!atomic_load(&run->thread_done) && gf_clock_mono_ms() < deadline_ms)
+        gf_clock_sleep_ms(10);
+    if (!atomic_load(&run->thread_done))
+        return false;
+    pthread_join(run->thread, NULL);
+    run->thread_started = false;
+    return true;
+}
+
+bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms)
+{
+    bool clean = true;
+    if (!run->sub)
+        return true;
+    int64_t left = deadline_ms - gf_clock_mono_ms();
+    if (left < 1)
+        left = 1;
+    if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
+        clean = natsSubscription_WaitForDrainCompletion(run->sub, left) == NATS_OK;
+    natsSubscription_Destroy(run->sub);
+    run->sub = NULL;
+    return clean;
+}
+
+void gf__endpoint_record(const gf__endpoint_run *run, int64_t start_ns, gf_err err,
+                         const char *text)
+{
+    if (!run->host->srv)
+        return;
+    char error[320];
+    if (err != GF_OK)
+        snprintf(error, sizeof error, "%s:%s", gf_err_str(err), text && text[0] ? text : "");
+    gf_srv_record(run->host->srv, run->index, gf_clock_mono_ns() - start_ns,
+                  err == GF_OK ? NULL : error);
+}

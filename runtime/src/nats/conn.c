@@ -1,0 +1,333 @@
+/*
+ * conn.c — NATS connection from config (see gamefn/conn.h).
+ *
+ * Design notes:
+ * - The first connection is made by our own loop rather than nats.c's
+ *   RetryOnFailedConnect, so provisioning can run synchronously right after it
+ *   and a SIGTERM while NATS is still away ends the process cleanly.
+ * - Once connected, nats.c reconnects by itself forever (MaxReconnect -1); our
+ *   custom delay callback gives it the same backoff + jitter as the first loop.
+ * - Jitter comes from libsodium's randombytes_uniform so replicas that lost the
+ *   same server do not reconnect in lockstep.
+ */
+#include "gamefn/conn.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gamefn/log.h"
+#include "gamefn/clock.h"
+#include "nats_err.h"
+#include "nkey.h"
+
+struct gf_conn {
+    natsConnection *nc;
+    jsCtx *js;
+    natsOptions *opts;
+    const gf_nats_config *cfg; /* borrowed from the loaded config */
+    atomic_llong reconnects;
+    atomic_int closed;
+    atomic_int closing; /* set by gf_conn_close: a disconnect then is expected */
+};
+
+int64_t gf_conn_backoff_ms(const gf_nats_config *cfg, int attempt, int64_t jitter_sample)
+{
+    int64_t delay = cfg->reconnect_wait_ms;
+    for (int i = 1; i < attempt && delay < cfg->reconnect_max_wait_ms; i++)
+        delay *= 2;
+    if (delay > cfg->reconnect_max_wait_ms)
+        delay = cfg->reconnect_max_wait_ms;
+    if (jitter_sample < 0)
+        jitter_sample = 0;
+    if (jitter_sample > cfg->reconnect_jitter_ms)
+        jitter_sample = cfg->reconnect_jitter_ms;
+    return delay + jitter_sample;
+}
+
+static int64_t jittered_backoff_ms(const gf_nats_config *cfg, int attempt)
+{
+    int64_t jitter = 0;
+    if (cfg->reconnect_jitter_ms > 0)
+        jitter = (int64_t)randombytes_uniform((uint32_t)cfg->reconnect_jitter_ms + 1);
+    return gf_conn_backoff_ms(cfg, attempt, jitter);
+}
+
+static int64_t on_reconnect_delay(natsConnection *nc, int attempts, void *closure)
+{
+    const gf_conn *c = closure;
+    return jittered_backoff_ms(c->cfg, attempts);
+}
+
+static void on_disconnected(natsConnection *nc, void *closure)
+{
+    gf_conn *c = closure;
+    if (!atomic_load(&c->closed) && !atomic_load(&c->closing))
+        gf_log_warn("disconnected from NATS", "reconnecting=true");
+}
+
+/* The connected server's URL without its user info, which may be a user and
+ * password or a token: the part before '@' is logged as three asterisks. */
+static char *connected_url_for_log(natsConnection *nc, char *out, size_t size)
+{
+    char url[512] = "";
+    natsConnection_GetConnectedUrl(nc, url, sizeof url);
+    char *host = strstr(url, "://");
+    host = host ? host + 3 : url;
+    char *at = strrchr(host, '@');
+    if (at)
+        snprintf(out, size, "%.*s***%s", (int)(host - url), url, at);
+    else
+        snprintf(out, size, "%s", url);
+    return out;
+}
+
+static void on_reconnected(natsConnection *nc, void *closure)
+{
+    gf_conn *c = closure;
+    char url[512];
+    atomic_fetch_add(&c->reconnects, 1);
+    gf_log_info("reconnected to NATS", "url=%s", connected_url_for_log(nc, url, sizeof url));
+}
+
+static void on_closed(natsConnection *nc, void *closure)
+{
+    gf_conn *c = closure;
+    atomic_store(&c->closed, 1);
+}
+
+static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
+{
+    char quoted[300];
+    gf_log_error("NATS async error", "status=%d error=%s", (int)s,
+                 gf_log_quote(quoted, sizeof quoted, natsStatus_GetText(s)));
+}
+
+static gf_err option_error(const char *what, natsStatus s)
+{
+    char quoted[300];
+    gf_log_error("bad NATS option", "option=%s error=%s", what,
+                 gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)));
+    return GF_ERR_CONFIG;
+}
+
+/* Builds the options; errors here are configuration errors (bad files, bad URLs). */
+static gf_err build_options(gf_conn *c, const char *name)
+{
+    const gf_nats_config *cfg = c->cfg;
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    if (s != NATS_OK)
+        return gf__nats_err(s);
+    c->opts = o;
+
+    s = natsOptions_SetServers(o, cfg->servers, (int)cfg->servers_len);
+    if (s != NATS_OK)
+        return option_error("servers", s);
+    natsOptions_SetName(o, name);
+    natsOptions_SetTimeout(o, cfg->connect_timeout_ms);
+    natsOptions_SetMaxReconnect(o, -1);
+    natsOptions_SetReconnectWait(o, cfg->reconnect_wait_ms);
+    natsOptions_SetCustomReconnectDelay(o, on_reconnect_delay, c);
+    natsOptions_SetPingInterval(o, cfg->ping_interval_ms);
+    natsOptions_SetReconnectBufSize(o, (int)cfg->reconnect_buffer);
+    natsOptions_SetSendAsap(o, true);
+    natsOptions_SetDisconnectedCB(o, on_disconnected, c);
+    natsOptions_SetReconnectedCB(o, on_reconnected, c);
+    natsOptions_SetClosedCB(o, on_closed, c);
+    natsOptions_SetErrorHandler(o, on_async_error, c);
+
+    if (cfg->credentials) {
+        /* nats.c opens the file only when it connects, and a missing one would then
+         * look like an unreachable server, retried forever: check it now. */
+        FILE *f = fopen(cfg->credentials, "r");
+        if (!f) {
+            char qpath[300], qwhy[300];
+            gf_log_error("cannot read credentials file", "path=%s error=%s",
+                         gf_log_quote(qpath, sizeof qpath, cfg->credentials),
+                         gf_log_quote(qwhy, sizeof qwhy, strerror(errno)));
+            return GF_ERR_CONFIG;
+        }
+        fclose(f);
+        s = natsOptions_SetUserCredentialsFromFiles(o, cfg->credentials, NULL);
+        if (s != NATS_OK)
+            return option_error("credentials", s);
+    }
+    if (cfg->nkey_seed) {
+        /* nats.c wants the public key next to the seed file; derive it here, which
+         * also refuses at start a file it could not sign with at connect time. */
+        char pub[GF__NKEY_PUBLIC_LEN + 1], why[256], qpath[300], qwhy[300];
+        gf_err err = gf__nkey_seed_file_public(cfg->nkey_seed, pub, why, sizeof why);
+        if (err != GF_OK) {
+            const char *text = err == GF_ERR_CONFIG ? why : gf_err_str(err);
+            gf_log_error("bad nkey seed file", "path=%s error=%s",
+                         gf_log_quote(qpath, sizeof qpath, cfg->nkey_seed),
+                         gf_log_quote(qwhy, sizeof qwhy, text));
+            return err;
+        }
+        gf_log_debug("authenticating with an nkey", "public_key=%s", pub);
+        s = natsOptions_SetNKeyFromSeed(o, pub, cfg->nkey_seed);
+        if (s != NATS_OK)
+            return option_error("nkey_seed", s);
+    }
+    if (cfg->user) {
+        s = natsOptions_SetUserInfo(o, cfg->user, cfg->password);
+        if (s != NATS_OK)
+            return option_error("user", s);
+    }
+    /* nats.c switches to TLS by itself when a server requires it (or the URL says
+     * tls://), so the CA and client certificate are loaded whenever configured. */
+    if (cfg->tls.enabled || cfg->tls.ca_file || cfg->tls.cert_file) {
+        s = cfg->tls.enabled ? natsOptions_SetSecure(o, true) : NATS_OK;
+        if (s == NATS_OK && cfg->tls.ca_file)
+            s = natsOptions_LoadCATrustedCertificates(o, cfg->tls.ca_file);
+        if (s == NATS_OK && cfg->tls.cert_file)
+            s = natsOptions_LoadCertificatesChain(o, cfg->tls.cert_file, cfg->tls.key_file);
+        if (s != NATS_OK)
+            return option_error("tls", s);
+    }
+    return GF_OK;
+}
+
+/* Non-NULL (what to check) when a failed connect is a refusal that retrying cannot
+ * fix: wrong credentials, a certificate that does not verify, TLS wanted but not
+ * offered. A TLS 1.3 server that wants a client certificate we did not send (or
+ * does not trust) closes the connection just after the handshake, which nats.c
+ * reports as a protocol error (it sent INFO, then nothing came where PONG was
+ * due) or, when the close wins the race, as an I/O error writing CONNECT. A
+ * server that is away refuses or resets the TCP connection, and a proxy with no
+ * server behind it closes before INFO (NATS_CONNECTION_CLOSED): neither gives a
+ * protocol error. So `dropped` counts protocol errors, I/O errors leave it as it
+ * is (a reset before INFO is one too), anything else clears it, and a few protocol
+ * errors without another kind of failure in between are a refusal. */
+static const char *refusal_hint(const gf_nats_config *cfg, natsStatus s, int dropped)
+{
+    enum { DROPS_MEAN_REFUSED = 3 };
+    switch (s) {
+    case NATS_CONNECTION_AUTH_FAILED:
+        return "check nats.user and nats.password, nats.nkey_seed or nats.credentials";
+    case NATS_SSL_ERROR:
+        return "check nats.tls (ca_file, cert_file, key_file) and the server's certificate";
+    case NATS_SECURE_CONNECTION_WANTED:
+        return "nats.tls.enabled is set but the server does not offer TLS";
+    case NATS_PROTOCOL_ERROR:
+        if (dropped < DROPS_MEAN_REFUSED)
+            return NULL;
+        return cfg->tls.cert_file ? "the server closes every connection after the TLS handshake: "
+                                    "does it trust nats.tls.cert_file's CA?"
+                                  : "the server closes every connection after it opens: it may "
+                                    "require a client certificate (nats.tls.cert_file)";
+    default:
+        return NULL;
+    }
+}
+
+gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
+                    int64_t give_up_ms, gf_conn **out)
+{
+    gf_err err = GF_OK;
+    gf_conn *c = NULL;
+    *out = NULL;
+    if (sodium_init() < 0)
+        return GF_ERR_NATS;
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return GF_ERR_NOMEM;
+    c->cfg = cfg;
+    err = build_options(c, name);
+    if (err != GF_OK)
+        goto out;
+
+    int64_t start = gf_clock_mono_ms();
+    int dropped = 0; /* attempts the server closed after INFO; see refusal_hint() */
+    for (int attempt = 1;; attempt++) {
+        natsStatus s = natsConnection_Connect(&c->nc, c->opts);
+        if (s == NATS_OK)
+            break;
+        char quoted[300];
+        if (s == NATS_PROTOCOL_ERROR)
+            dropped++;
+        else if (s != NATS_IO_ERROR)
+            dropped = 0;
+        const char *hint = refusal_hint(cfg, s, dropped);
+        if (hint) {
+            gf_log_error("NATS refused the connection", "attempt=%d error=%s hint=\"%s\"", attempt,
+                         gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)), hint);
+            err = GF_ERR_CONFIG;
+            goto out;
+        }
+        gf_log_warn("cannot reach NATS yet", "attempt=%d servers=%zu error=%s", attempt,
+                    cfg->servers_len, gf_log_quote(quoted, sizeof quoted, gf__nats_last_error(s)));
+        if ((stop && atomic_load(stop)) ||
+            (give_up_ms > 0 && gf_clock_mono_ms() - start >= give_up_ms)) {
+            err = GF_ERR_UNAVAILABLE;
+            goto out;
+        }
+        gf_clock_sleep_until(gf_clock_mono_ms() + jittered_backoff_ms(cfg, attempt), stop);
+        if (stop && atomic_load(stop)) {
+            err = GF_ERR_UNAVAILABLE;
+            goto out;
+        }
+    }
+
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = cfg->api_timeout_ms;
+    natsStatus s = natsConnection_JetStream(&c->js, c->nc, &jo);
+    if (s != NATS_OK) {
+        err = gf__nats_err(s);
+        goto out;
+    }
+    char url[512];
+    gf_log_info("connected to NATS", "url=%s name=%s",
+                connected_url_for_log(c->nc, url, sizeof url), name);
+    *out = c;
+    c = NULL;
+out:
+    gf_conn_close(c, 0);
+    return err;
+}
+
+natsConnection *gf_conn_nats(gf_conn *c)
+{
+    return c->nc;
+}
+
+jsCtx *gf_conn_js(gf_conn *c)
+{
+    return c->js;
+}
+
+int64_t gf_conn_reconnects(gf_conn *c)
+{
+    return atomic_load(&c->reconnects);
+}
+
+void gf_conn_close(gf_conn *c, int64_t timeout_ms)
+{
+    if (!c)
+        return;
+    atomic_store(&c->closing, 1);
+    if (c->nc) {
+        if (timeout_ms > 0 && natsConnection_Status(c->nc) == NATS_CONN_STATUS_CONNECTED) {
+            /* Drain flushes pending publishes and acks, then closes. */
+            if (natsConnection_DrainTimeout(c->nc, timeout_ms) == NATS_OK) {
+                int64_t end = gf_clock_mono_ms() + timeout_ms + 500;
+                while (!atomic_load(&c->closed) && gf_clock_mono_ms() < end)
+                    gf_clock_sleep_ms(10);
+            }
+        }
+        natsConnection_Close(c->nc);
+        /* The closed callback runs on a nats.c thread with `c` as closure: wait for it
+         * before freeing `c` (bounded; it normally comes within milliseconds). */
+        int64_t end = gf_clock_mono_ms() + 2000;
+        while (!atomic_load(&c->closed) && gf_clock_mono_ms() < end)
+            gf_clock_sleep_ms(1);
+    }
+    jsCtx_Destroy(c->js);
+    natsConnection_Destroy(c->nc);
+    natsOptions_Destroy(c->opts);
+    free(c);
+}

@@ -1,0 +1,43 @@
+/* nats_err.c — translation of nats.c statuses into gf_err. */
+#include "nats_err.h"
+
+gf_err gf__nats_err(natsStatus s)
+{
+    switch (s) {
+    case NATS_OK:
+        return GF_OK;
+    case NATS_TIMEOUT:
+        return GF_ERR_TIMEOUT;
+    case NATS_NOT_FOUND:
+        return GF_ERR_NOT_FOUND;
+    case NATS_NO_RESPONDERS:
+    case NATS_CONNECTION_CLOSED:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_DRAINING:
+    case NATS_NO_SERVER:
+    case NATS_STALE_CONNECTION:
+        return GF_ERR_UNAVAILABLE;
+    case NATS_NO_MEMORY:
+        return GF_ERR_NOMEM;
+    case NATS_INVALID_ARG:
+    case NATS_INVALID_SUBJECT:
+        return GF_ERR_INVALID;
+    default:
+        return GF_ERR_NATS;
+    }
+}
+
+gf_err gf__nats_js_err(natsStatus s, jsErrCode jerr)
+{
+    if (s != NATS_OK && jerr == JSStreamWrongLastSequenceErr)
+        return GF_ERR_CONFLICT;
+    return gf__nats_err(s);
+}
+
+const char *gf__nats_last_error(natsStatus s)
+{
+    const char *text = nats_GetLastError(NULL);
+    if (text && text[0])
+        return text;
+    return natsStatus_GetText(s);
+}

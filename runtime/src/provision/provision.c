@@ -1,0 +1,305 @@
+/*
+ * provision.c — JetStream streams from config, and gf_provision_all().
+ *
+ * Design notes:
+ *  - Read first, write only when needed: js_GetStreamInfo, then create if absent,
+ *    compare if present. An existing stream that matches the config gets no
+ *    request at all, so provisioning on every function start is free and safe.
+ *  - Comparison is against what the server reports, with the server's defaults
+ *    applied to the config first ("expected" values): 0 max_msgs/max_bytes/
+ *    max_msg_size means unlimited and the server reports -1; an unset duplicate
+ *    window is 2 minutes, or max_age when that is shorter (nats-server
+ *    2.9.10, measured); replicas 0 means 1. Without this, provisioning twice
+ *    would report conflicts against the server's own defaults.
+ *  - Updates start from the server's own config and overwrite only the fields
+ *    we manage, so settings we do not manage (placement, sources, allow_direct…)
+ *    are sent back unchanged. Retention and storage cannot change in place on
+ *    2.9.10 (the server answers 10052); everything else we manage can, though
+ *    the server may still refuse (e.g. replicas on a single server) and we
+ *    report its words.
+ *  - Two processes provisioning at once: if our create loses to another
+ *    creator (10058 "name already in use"), we read again and compare.
+ *  - Units: config durations are ms, jsStreamConfig wants ns (NATS-C.md 2.9).
+ */
+#include "gamefn/provision.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "nats/nats_err.h"
+#include "provision_diff.h"
+
+enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5 };
+
+/* ---- validation --------------------------------------------------------- */
+
+static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *res)
+{
+    const char *name = c->name ? c->name : "(null)";
+
+    if (!gf__prov_name_ok(c->name)) {
+        gf__prov_message(res,
+                         "stream %s: invalid name (empty, or has whitespace, '.', '*', '>', "
+                         "'/' or '\\')",
+                         name);
+        return GF_ERR_INVALID;
+    }
+    if (c->subjects_len == 0 || c->subjects == NULL || c->subjects_len > 1024) {
+        gf__prov_message(res, "stream %s: subjects must list 1 to 1024 subjects", name);
+        return GF_ERR_INVALID;
+    }
+    for (size_t i = 0; i < c->subjects_len; i++) {
+        if (!gf__prov_subject_ok(c->subjects[i])) {
+            gf__prov_message(res, "stream %s: subjects[%zu] is not a valid subject", name, i);
+            return GF_ERR_INVALID;
+        }
+    }
+    if (c->retention < GF_RETENTION_LIMITS || c->retention > GF_RETENTION_WORKQUEUE ||
+        c->storage < GF_STORAGE_FILE || c->storage > GF_STORAGE_MEMORY ||
+        c->discard < GF_DISCARD_OLD || c->discard > GF_DISCARD_NEW) {
+        gf__prov_message(res, "stream %s: retention, storage or discard out of range", name);
+        return GF_ERR_INVALID;
+    }
+    if (c->replicas < 0 || c->replicas > PROV_MAX_REPLICAS) {
+        gf__prov_message(res, "stream %s: replicas %lld is outside 0..%d", name,
+                         (long long)c->replicas, PROV_MAX_REPLICAS);
+        return GF_ERR_INVALID;
+    }
+    if (!gf__prov_ms_ok(c->max_age_ms) || !gf__prov_ms_ok(c->duplicate_window_ms)) {
+        gf__prov_message(res,
+                         "stream %s: max_age and duplicate_window must be >= 0 and "
+                         "fit in int64 nanoseconds",
+                         name);
+        return GF_ERR_INVALID;
+    }
+    if (c->max_age_ms > 0 && c->duplicate_window_ms > c->max_age_ms) {
+        char a[32], b[32];
+        gf__prov_message(
+            res, "stream %s: duplicate_window %s is longer than max_age %s", name,
+            gf__prov_fmt_duration(a, sizeof a, gf__prov_ms_to_ns(c->duplicate_window_ms), NULL),
+            gf__prov_fmt_duration(b, sizeof b, gf__prov_ms_to_ns(c->max_age_ms), NULL));
+        return GF_ERR_INVALID;
+    }
+    if (c->max_msgs < -1 || c->max_bytes < -1 || c->max_msg_size < -1 ||
+        c->max_msg_size > INT32_MAX) {
+        gf__prov_message(res,
+                         "stream %s: max_msgs, max_bytes and max_msg_size must be >= 0 "
+                         "(max_msg_size at most %d)",
+                         name, INT32_MAX);
+        return GF_ERR_INVALID;
+    }
+    return GF_OK;
+}
+
+/* ---- expected server config ------------------------------------------------ */
+
+static const jsRetentionPolicy retention_map[] = {js_LimitsPolicy, js_InterestPolicy,
+                                                  js_WorkQueuePolicy};
+static const jsStorageType storage_map[] = {js_FileStorage, js_MemoryStorage};
+static const jsDiscardPolicy discard_map[] = {js_DiscardOld, js_DiscardNew};
+
+/* What the server reports for a stream created from `c`. Pointers borrow `c`. */
+static void stream_expected(const gf_stream_config *c, jsStreamConfig *w)
+{
+    jsStreamConfig_Init(w);
+    w->Name = c->name;
+    w->Description = c->description;
+    w->Subjects = c->subjects;
+    w->SubjectsLen = (int)c->subjects_len;
+    w->Retention = retention_map[c->retention];
+    w->Storage = storage_map[c->storage];
+    w->Discard = discard_map[c->discard];
+    w->Replicas = c->replicas > 0 ? c->replicas : 1;
+    w->MaxAge = gf__prov_ms_to_ns(c->max_age_ms);
+    int64_t dup_ms = c->duplicate_window_ms;
+    if (dup_ms == 0)
+        dup_ms = (c->max_age_ms > 0 && c->max_age_ms < PROV_DUP_DEFAULT_MS) ? c->max_age_ms
+                                                                            : PROV_DUP_DEFAULT_MS;
+    w->Duplicates = gf__prov_ms_to_ns(dup_ms);
+    w->MaxMsgs = c->max_msgs > 0 ? c->max_msgs : -1;
+    w->MaxBytes = c->max_bytes > 0 ? c->max_bytes : -1;
+    w->MaxMsgSize = c->max_msg_size > 0 ? (int32_t)c->max_msg_size : -1;
+}
+
+/* Every managed field; `w` is stream_expected(). */
+static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf__prov_diff *d)
+{
+    gf__prov_diff_subjects(d, true, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
+                           (const char *const *)w->Subjects, w->SubjectsLen);
+    if (s->Retention != w->Retention)
+        gf__prov_diff_add(d, false, "retention", gf__prov_retention_name(s->Retention),
+                          gf__prov_retention_name(w->Retention));
+    if (s->Storage != w->Storage)
+        gf__prov_diff_add(d, false, "storage", gf__prov_storage_name(s->Storage),
+                          gf__prov_storage_name(w->Storage));
+    if (s->Discard != w->Discard)
+        gf__prov_diff_add(d, true, "discard", gf__prov_discard_name(s->Discard),
+                          gf__prov_discard_name(w->Discard));
+    gf__prov_diff_limit(d, true, "replicas", s->Replicas, w->Replicas);
+    gf__prov_diff_duration(d, true, "max_age", s->MaxAge, w->MaxAge, "unlimited");
+    gf__prov_diff_duration(d, true, "duplicate_window", s->Duplicates, w->Duplicates, NULL);
+    gf__prov_diff_limit(d, true, "max_msgs", s->MaxMsgs, w->MaxMsgs);
+    gf__prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->MaxBytes);
+    gf__prov_diff_limit(d, true, "max_msg_size", s->MaxMsgSize, w->MaxMsgSize);
+    if (w->Description != NULL)
+        gf__prov_diff_string(d, true, "description", s->Description, w->Description);
+}
+
+static void stream_compare_any(const jsStreamConfig *server, const void *want, gf__prov_diff *d)
+{
+    stream_compare(server, want, d);
+}
+
+/* The fields config manages, written over the server's own config for an update. */
+static void stream_patch(jsStreamConfig *up, const void *want)
+{
+    const jsStreamConfig *w = want;
+    if (w->Description)
+        up->Description = w->Description;
+    up->Subjects = w->Subjects;
+    up->SubjectsLen = w->SubjectsLen;
+    up->Discard = w->Discard;
+    up->Replicas = w->Replicas;
+    up->MaxAge = w->MaxAge;
+    up->Duplicates = w->Duplicates;
+    up->MaxMsgs = w->MaxMsgs;
+    up->MaxBytes = w->MaxBytes;
+    up->MaxMsgSize = w->MaxMsgSize;
+}
+
+/* ---- one stream ------------------------------------------------------------- */
+
+static bool stream_absent(natsStatus s, jsErrCode jerr)
+{
+    return s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
+}
+
+/* Create, update or compare. Returns with res filled; *warn set when the line
+ * deserves warn level (created, but the server changed a value). */
+static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
+                           gf_provision_result *res, bool *warn)
+{
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    jsStreamConfig want;
+    gf__prov_diff diff;
+    char asset[300];
+    gf_err err = GF_OK;
+    natsStatus s;
+
+    snprintf(asset, sizeof asset, "stream %s", cfg->name);
+    stream_expected(cfg, &want);
+
+    s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
+    if (s != NATS_OK && stream_absent(s, jerr)) {
+        jerr = 0;
+        s = js_AddStream(&si, js, &want, NULL, &jerr);
+        if (s == NATS_OK) {
+            res->outcome = GF_PROVISION_CREATED;
+            gf__prov_diff_init(&diff);
+            stream_compare(si->Config, &want, &diff);
+            if (!gf__prov_diff_empty(&diff)) {
+                /* The server adjusted something on create: the next run would
+                 * call it a conflict, so say it now. */
+                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
+                *warn = true;
+            }
+            goto out;
+        }
+        if (jerr != JSStreamNameExistErr) {
+            gf__prov_message(res, "%s: create failed: %s", asset, gf__prov_nats_text(s));
+            /* another stream already takes these subjects: an asset conflict */
+            err = jerr == JSStreamSubjectOverlapErr ? GF_ERR_CONFLICT : gf__nats_js_err(s, jerr);
+            goto out;
+        }
+        /* Someone created it between our read and our create: compare with theirs. */
+        jerr = 0;
+        s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
+    }
+    if (s != NATS_OK) {
+        gf__prov_message(res, "%s: cannot read stream info: %s", asset, gf__prov_nats_text(s));
+        err = gf__nats_js_err(s, jerr);
+        goto out;
+    }
+
+    err = gf__prov_stream_reconcile(js, si, &want, stream_compare_any, stream_patch, asset, update,
+                                    res);
+out:
+    jsStreamInfo_Destroy(si);
+    return err;
+}
+
+gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
+                           gf_provision_result *res)
+{
+    gf_provision_result local;
+    bool warn = false;
+    gf_err err;
+
+    if (res == NULL)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    res->outcome = GF_PROVISION_UNCHANGED;
+    if (js == NULL || cfg == NULL) {
+        gf__prov_message(res, "stream: no JetStream context or config");
+        err = GF_ERR_INVALID;
+    } else {
+        err = stream_validate(cfg, res);
+        if (err == GF_OK)
+            err = stream_apply(js, cfg, update, res, &warn);
+    }
+    gf__prov_report("stream", cfg ? cfg->name : NULL, err, res->outcome, warn, res);
+    return err;
+}
+
+/* ---- everything ------------------------------------------------------------ */
+
+gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool update,
+                        gf_provision_result *res)
+{
+    gf_provision_result local;
+    gf_provision_result one;
+    int counts[3] = {0, 0, 0}; /* indexed by gf_provision_outcome */
+    gf_err err = GF_OK;
+
+    if (res == NULL)
+        res = &local;
+    memset(res, 0, sizeof *res);
+    res->outcome = GF_PROVISION_UNCHANGED;
+    if (js == NULL || js_cfg == NULL) {
+        gf__prov_message(res, "provision: no JetStream context or config");
+        return GF_ERR_INVALID;
+    }
+    if ((js_cfg->streams_len > 0 && js_cfg->streams == NULL) ||
+        (js_cfg->buckets_len > 0 && js_cfg->buckets == NULL) ||
+        (js_cfg->consumers_len > 0 && js_cfg->consumers == NULL)) {
+        gf__prov_message(res, "provision: a list has a length but no entries");
+        return GF_ERR_INVALID;
+    }
+
+    /* Streams before consumers (consumers need their stream); buckets are
+     * independent and go in between. */
+    for (size_t i = 0; i < js_cfg->streams_len && err == GF_OK; i++) {
+        err = gf_provision_stream(js, &js_cfg->streams[i], update, &one);
+        counts[one.outcome]++;
+    }
+    for (size_t i = 0; i < js_cfg->buckets_len && err == GF_OK; i++) {
+        err = gf_provision_bucket(js, &js_cfg->buckets[i], update, &one);
+        counts[one.outcome]++;
+    }
+    for (size_t i = 0; i < js_cfg->consumers_len && err == GF_OK; i++) {
+        err = gf_provision_consumer(js, &js_cfg->consumers[i], update, &one);
+        counts[one.outcome]++;
+    }
+    if (err != GF_OK) {
+        *res = one; /* names the asset that failed */
+        return err;
+    }
+    if (counts[GF_PROVISION_UPDATED] > 0)
+        res->outcome = GF_PROVISION_UPDATED;
+    else if (counts[GF_PROVISION_CREATED] > 0)
+        res->outcome = GF_PROVISION_CREATED;
+    gf__prov_message(res, "%d created, %d updated, %d unchanged", counts[GF_PROVISION_CREATED],
+                     counts[GF_PROVISION_UPDATED], counts[GF_PROVISION_UNCHANGED]);
+    return GF_OK;
+}

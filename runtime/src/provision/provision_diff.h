@@ -1,0 +1,120 @@
+/*
+ * provision_diff.h — helpers shared by the provisioning files (private to the runtime).
+ *
+ * A gf__prov_diff collects the fields where the server's asset differs from the
+ * configured one, split into "fixed" (the server cannot change them in place)
+ * and "editable" (an update can). Each entry reads "field is <server> on the
+ * server, <config> in config", so the final message names asset, field and
+ * both values. Values are formatted for people: durations as 7d / 1h / 250ms,
+ * limits as "unlimited" when negative.
+ *
+ * Everything here is plain data on the caller's stack; no threads, no NATS calls.
+ */
+#ifndef GAMEFN_PROVISION_DIFF_H
+#define GAMEFN_PROVISION_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/err.h"
+#include "gamefn/log.h"
+#include "gamefn/provision.h"
+
+typedef struct gf__prov_diff {
+    char fixed[512];
+    char editable[512];
+    size_t fixed_len, editable_len; /* bytes used in each buffer */
+    int nfixed, neditable;          /* entries */
+} gf__prov_diff;
+
+void gf__prov_diff_init(gf__prov_diff *d);
+
+/* Records one difference with already formatted values. */
+void gf__prov_diff_add(gf__prov_diff *d, bool editable, const char *field, const char *server,
+                       const char *config);
+
+/* Compare-and-record helpers. `zero` is the text for 0 ("unlimited", "none" or NULL to
+ * print "0"). Durations are in nanoseconds. */
+void gf__prov_diff_duration(gf__prov_diff *d, bool editable, const char *field, int64_t server_ns,
+                            int64_t config_ns, const char *zero);
+void gf__prov_diff_limit(gf__prov_diff *d, bool editable, const char *field, int64_t server,
+                         int64_t config); /* negative = "unlimited" */
+void gf__prov_diff_string(gf__prov_diff *d, bool editable, const char *field, const char *server,
+                          const char *config); /* NULL == "" */
+/* Sets of subjects: order and duplicates do not matter. */
+void gf__prov_diff_subjects(gf__prov_diff *d, bool editable, const char *field,
+                            const char *const *server, int server_len, const char *const *config,
+                            int config_len);
+
+static inline bool gf__prov_diff_empty(const gf__prov_diff *d)
+{
+    return d->nfixed == 0 && d->neditable == 0;
+}
+
+/* "stream EVENTS: <fixed entries>; <editable entries>" into out. With `update`
+ * false and only editable entries, says that an update would apply them. */
+void gf__prov_diff_message(const gf__prov_diff *d, const char *asset, bool update, char *out,
+                           size_t size);
+
+/* Value formatting (always NUL-terminates). */
+char *gf__prov_fmt_duration(char *buf, size_t size, int64_t ns, const char *zero);
+char *gf__prov_fmt_limit(char *buf, size_t size, int64_t v);
+
+/* Conversions from config units; callers validated the ranges. */
+static inline int64_t gf__prov_ms_to_ns(int64_t ms)
+{
+    return ms * 1000000;
+}
+/* ms values that fit in int64 nanoseconds once converted. */
+bool gf__prov_ms_ok(int64_t ms);
+
+/* Stream/consumer names: non-empty, no whitespace, '.', '*', '>', '/' or '\'. */
+bool gf__prov_name_ok(const char *s);
+/* A subject: non-empty, printable, no empty tokens. */
+bool gf__prov_subject_ok(const char *s);
+
+/* Name of enum values as the server spells them. */
+const char *gf__prov_retention_name(int v);
+const char *gf__prov_storage_name(int v);
+const char *gf__prov_discard_name(int v);
+const char *gf__prov_deliver_name(int v);
+const char *gf__prov_ack_name(int v);
+
+/* The one log line for an asset: kind "stream", "consumer" or "bucket", its name,
+ * and res->message as detail. On err == GF_OK the outcome is logged at info, or
+ * at warn when `warn` is set; errors at error level. */
+void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
+                     bool warn, const gf_provision_result *res);
+
+/* The end of every in-place update (streams, buckets, consumers): `s`/`jerr` are the
+ * update call's result and `still` what differs in the server's answer to it (checked
+ * only when s == NATS_OK). Sets res (outcome UPDATED on success, else a message that
+ * keeps the difference found before the update) and returns the error to report. */
+gf_err gf__prov_update_result(natsStatus s, jsErrCode jerr, const gf__prov_diff *still,
+                              const char *asset, gf_provision_result *res);
+
+/* An existing stream (a KV bucket's backing stream too) against what config wants.
+ * `compare` records every difference between the server's config and `want`;
+ * `patch` writes the managed fields of `want` into `up`, a copy of the server's
+ * config. Equal -> UNCHANGED, nothing sent. Different -> GF_ERR_CONFLICT with the
+ * differences in res->message, unless `update` and every difference is editable:
+ * then js_UpdateStream with the patched config, verified by comparing the answer
+ * (gf__prov_update_result). */
+typedef void (*gf__prov_stream_compare_fn)(const jsStreamConfig *server, const void *want,
+                                           gf__prov_diff *d);
+typedef void (*gf__prov_stream_patch_fn)(jsStreamConfig *up, const void *want);
+gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
+                                 gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
+                                 const char *asset, bool update, gf_provision_result *res);
+
+/* Formats res->message (printf style). */
+void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Text of the last nats.c error, for messages. */
+const char *gf__prov_nats_text(natsStatus s);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * support/natsd/proc.h — start, signal and reap child processes (function binaries)
+ * from tests, by pid. Output of the child goes to a log file so a failing test can
+ * show it.
+ *
+ * Children are started with PR_SET_PDEATHSIG=SIGKILL, so they die with the thread
+ * that spawned them: spawn from the main thread (or another thread that lives as
+ * long as the child should). None of these functions is thread-safe for one gf_proc;
+ * use each gf_proc from one thread. A gf_proc needs no init before gf_proc_spawn.
+ */
+#ifndef GAMEFN_TEST_PROC_H
+#define GAMEFN_TEST_PROC_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct gf_proc {
+    pid_t pid;          /* 0 once reaped */
+    int exit_status;    /* raw wait status, valid once reaped */
+    char log_path[512]; /* stdout+stderr of the child */
+} gf_proc;
+
+/* argv[0] is the program path. env: extra "K=V" entries added to the environment
+ * (NULL-terminated, may be NULL). log_path may be NULL for /dev/null. Returns 0 or -1. */
+int gf_proc_spawn(gf_proc *p, char *const argv[], char *const env[], const char *log_path);
+
+/* Sends sig to the child (no-op if reaped). */
+int gf_proc_signal(gf_proc *p, int sig);
+
+/* Waits up to timeout_ms (negative: no limit) for the child to exit. Returns 0 when
+ * reaped (or already reaped), -1 on timeout. */
+int gf_proc_wait(gf_proc *p, int timeout_ms);
+
+/* true while the child runs; reaps it (WNOHANG) if it has exited. */
+bool gf_proc_running(gf_proc *p);
+
+/* true when reaped with exit code `code`. */
+bool gf_proc_exited_with(const gf_proc *p, int code);
+
+/* Kills (SIGKILL) and reaps if still running. */
+void gf_proc_cleanup(gf_proc *p);
+
+/* Prints the last `max_lines` lines of the child's log to stderr (for failures). */
+void gf_proc_dump_log(const gf_proc *p, int max_lines);
+
+/* Same for any file (used for server logs that outlive one gf_proc). */
+void gf_proc_dump_file(const char *path, int max_lines);
+
+#endif
