@@ -30,8 +30,9 @@ declare -A uses=(
 # Public headers, by the folder that implements them.
 declare -A owner=(
   [err.h]=core [log.h]=core [clock.h]=core [names.h]=core [utf8.h]=core [backoff.h]=core
+  [limits.h]=core [subjects.h]=core # constants only, shared by every layer
   [config.h]=config
-  [subjects.h]=wire [limits.h]=wire [wire_error.h]=wire [partition.h]=wire
+  [wire_error.h]=wire [partition.h]=wire
   [conn.h]=nats [kv.h]=nats [lease.h]=nats
   [provision.h]=provision
   [srv.h]=discovery

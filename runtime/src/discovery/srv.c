@@ -20,7 +20,8 @@
  *    with stop never touches freed memory.
  *  - Validation follows ADR-32: the name is [A-Za-z0-9_-]+, the version is
  *    checked with the regular expression semver.org suggests (as POSIX ERE).
- *    The id must be one subject token, since it ends up in a subject.
+ *    The id must be one subject token, since it ends up in a subject. Names,
+ *    tokens and subjects are checked with gamefn/names.h like everywhere else.
  */
 #include "gamefn/srv.h"
 
@@ -35,6 +36,8 @@
 #include <jansson.h>
 
 #include "gamefn/log.h"
+#include "gamefn/names.h"
+#include "gamefn/utf8.h"
 #include "nats/nats_err.h"
 
 enum { SRV_NVERBS = 3, SRV_NSUBS = 9, SRV_LAST_ERROR_MAX = 256 };
@@ -74,49 +77,6 @@ struct gf_srv {
 
 /* ---- validation ----------------------------------------------------------- */
 
-static bool srv_name_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (const char *p = s; *p; p++) {
-        char c = *p;
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-/* A single subject token: printable, no separators or wildcards. */
-static bool srv_token_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || *p == '.' || *p == '*' || *p == '>')
-            return false;
-    }
-    return true;
-}
-
-/* A publishable subject: tokens separated by single dots (wildcards allowed,
- * since an endpoint may listen on one). */
-static bool srv_subject_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '.')
-        return false;
-    char prev = '\0';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f)
-            return false;
-        if (*p == '.' && prev == '.')
-            return false;
-        prev = (char)*p;
-    }
-    return prev != '.';
-}
-
 /* semver.org's suggested expression, written for POSIX ERE (no \d, no (?:)). */
 static const char srv_semver_re[] = "^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
                                     "(-((0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
@@ -136,14 +96,10 @@ static gf_err srv_semver_ok(const char *s, bool *ok)
     return GF_OK;
 }
 
-/* JSON strings must be UTF-8; jansson is the judge (NULL counts as ""). */
+/* JSON strings must be UTF-8 (NULL counts as ""). */
 static bool srv_utf8_ok(const char *s)
 {
-    if (s == NULL)
-        return true;
-    json_t *j = json_string(s);
-    json_decref(j);
-    return j != NULL;
+    return s == NULL || gf_utf8_valid(s, strlen(s));
 }
 
 static gf_err srv_validate(const gf_srv_info *info)
@@ -155,7 +111,8 @@ static gf_err srv_validate(const gf_srv_info *info)
         gf_log_error("srv: no service info", NULL);
         return GF_ERR_INVALID;
     }
-    if (!srv_name_ok(info->name)) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_id_ok(info->name, GF_NAME_MAX, why, sizeof why)) {
         char q[128];
         gf_log_error("srv: invalid service name", "name=%s want=\"[A-Za-z0-9_-]+\"",
                      gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"));
@@ -170,7 +127,7 @@ static gf_err srv_validate(const gf_srv_info *info)
                      gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
         return GF_ERR_INVALID;
     }
-    if (!srv_token_ok(info->id)) {
+    if (!gf_name_token_ok(info->id, why, sizeof why)) {
         char q[128];
         gf_log_error("srv: instance id must be one subject token", "name=%s id=%s", info->name,
                      gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"));
@@ -191,9 +148,10 @@ static gf_err srv_validate(const gf_srv_info *info)
                          "name=%s endpoint=%zu", info->name, i);
             return GF_ERR_INVALID;
         }
-        if (!srv_name_ok(ep->name) || !srv_subject_ok(ep->subject) ||
+        if (!gf_name_id_ok(ep->name, GF_NAME_MAX, why, sizeof why) ||
+            !gf_name_subject_ok(ep->subject, true, why, sizeof why) ||
             (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
-             !srv_token_ok(ep->queue_group))) {
+             !gf_name_token_ok(ep->queue_group, why, sizeof why))) {
             char q1[128], q2[256];
             gf_log_error("srv: invalid endpoint",
                          "name=%s endpoint=%zu endpoint_name=%s subject=%s", info->name, i,

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
@@ -36,12 +37,10 @@ enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5 };
 static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *res)
 {
     const char *name = c->name ? c->name : "(null)";
+    char why[GF_NAME_WHY_MAX];
 
-    if (!gf__prov_name_ok(c->name)) {
-        gf__prov_message(res,
-                         "stream %s: invalid name (empty, or has whitespace, '.', '*', '>', "
-                         "'/' or '\\')",
-                         name);
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
+        gf__prov_message(res, "stream %s: name %s", name, why);
         return GF_ERR_INVALID;
     }
     if (c->subjects_len == 0 || c->subjects == NULL || c->subjects_len > 1024) {
@@ -49,8 +48,8 @@ static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *re
         return GF_ERR_INVALID;
     }
     for (size_t i = 0; i < c->subjects_len; i++) {
-        if (!gf__prov_subject_ok(c->subjects[i])) {
-            gf__prov_message(res, "stream %s: subjects[%zu] is not a valid subject", name, i);
+        if (!gf_name_subject_ok(c->subjects[i], true, why, sizeof why)) {
+            gf__prov_message(res, "stream %s: subjects[%zu] %s", name, i, why);
             return GF_ERR_INVALID;
         }
     }

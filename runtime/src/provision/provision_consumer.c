@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
@@ -36,16 +37,18 @@ static const jsDeliverPolicy deliver_map[] = {js_DeliverAll, js_DeliverNew, js_D
 static gf_err consumer_validate(const gf_consumer_config *c, const char *asset,
                                 gf_provision_result *res)
 {
-    if (!gf__prov_name_ok(c->stream) || !gf__prov_name_ok(c->name)) {
-        gf__prov_message(res,
-                         "%s: invalid stream or durable name (empty, or has whitespace, "
-                         "'.', '*', '>', '/' or '\\')",
-                         asset);
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(c->stream, why, sizeof why)) {
+        gf__prov_message(res, "%s: stream name %s", asset, why);
+        return GF_ERR_INVALID;
+    }
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
+        gf__prov_message(res, "%s: durable name %s", asset, why);
         return GF_ERR_INVALID;
     }
     if (c->filter_subject != NULL && c->filter_subject[0] != '\0' &&
-        !gf__prov_subject_ok(c->filter_subject)) {
-        gf__prov_message(res, "%s: filter_subject is not a valid subject", asset);
+        !gf_name_subject_ok(c->filter_subject, true, why, sizeof why)) {
+        gf__prov_message(res, "%s: filter_subject %s", asset, why);
         return GF_ERR_INVALID;
     }
     if (c->deliver < GF_DELIVER_ALL || c->deliver > GF_DELIVER_LAST) {

@@ -179,31 +179,6 @@ bool gf__prov_ms_ok(int64_t ms)
     return ms >= 0 && ms <= INT64_MAX / 1000000;
 }
 
-bool gf__prov_name_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || strlen(s) > 255)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || *p == '.' || *p == '*' || *p == '>' || *p == '/' ||
-            *p == '\\')
-            return false;
-    }
-    return true;
-}
-
-bool gf__prov_subject_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '.')
-        return false;
-    char prev = '\0';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || (*p == '.' && prev == '.'))
-            return false;
-        prev = (char)*p;
-    }
-    return prev != '.';
-}
-
 static const char *enum_name(const char *const *names, size_t n, int v)
 {
     if (v < 0 || (size_t)v >= n)

@@ -71,11 +71,6 @@ static inline int64_t gf__prov_ms_to_ns(int64_t ms)
 /* ms values that fit in int64 nanoseconds once converted. */
 bool gf__prov_ms_ok(int64_t ms);
 
-/* Stream/consumer names: non-empty, no whitespace, '.', '*', '>', '/' or '\'. */
-bool gf__prov_name_ok(const char *s);
-/* A subject: non-empty, printable, no empty tokens. */
-bool gf__prov_subject_ok(const char *s);
-
 /* Name of enum values as the server spells them. */
 const char *gf__prov_retention_name(int v);
 const char *gf__prov_storage_name(int v);
