@@ -18,6 +18,7 @@
  *   the very last line of stdout.
  */
 #include "bench.h"
+#include "gamefn/clock.h"
 #include "natsd.h"
 #include "raw.h"
 
@@ -42,16 +43,7 @@ static void on_signal(int sig)
 
 double gf_raw_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-int64_t gf_raw_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (double)gf_clock_mono_ns() / 1e9;
 }
 
 bool gf_raw_done(const gf_raw_opts *o, double t0, long long done)
@@ -178,7 +170,7 @@ static int parse_args(int argc, char **argv, gf_raw_opts *o)
         fprintf(stderr, "gamefn-bench raw: --seconds 0 needs a --count bound\n");
         return -1;
     }
-    unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)gf_raw_now_ns();
+    unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)gf_clock_mono_ns();
     snprintf(o->run_id, sizeof o->run_id, "%08x", id);
     return 0;
 }

@@ -13,6 +13,7 @@
  *   which carry the request's index, so a stale or crossed reply fails the phase.
  * - Percentiles are nearest-rank over all measured samples.
  */
+#include "gamefn/clock.h"
 #include "raw.h"
 
 #include <math.h>
@@ -70,9 +71,9 @@ static int round_trip(natsConnection *q, const char *subj, char *payload, int le
 {
     natsMsg *reply = NULL;
     gf_raw_fill_payload(payload, len, (uint64_t)i);
-    int64_t t0 = gf_raw_now_ns();
+    int64_t t0 = gf_clock_mono_ns();
     natsStatus s = natsConnection_Request(&reply, q, subj, payload, len, 2000);
-    int64_t t1 = gf_raw_now_ns();
+    int64_t t1 = gf_clock_mono_ns();
     if (s != NATS_OK) {
         fprintf(stderr, "raw: request %lld: %s\n", i, nats_GetLastError(NULL));
         return -1;

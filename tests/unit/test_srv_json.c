@@ -329,7 +329,13 @@ static void test_validation(void **state)
         {"endpoint trailing dot", "a", "1.0.0", "i", NULL, {"e", "a.", NULL}, 1, false},
         {"endpoint bad queue", "a", "1.0.0", "i", NULL, {"e", "a.b", "q.1"}, 1, false},
         /* gamefn/names.h: a wildcard is a whole token, as config and provisioning say */
-        {"endpoint wildcard inside a token", "a", "1.0.0", "i", NULL, {"e", "a*b.c", NULL}, 1,
+        {"endpoint wildcard inside a token",
+         "a",
+         "1.0.0",
+         "i",
+         NULL,
+         {"e", "a*b.c", NULL},
+         1,
          false},
     };
     gf_log_level saved = gf_log_get_level();

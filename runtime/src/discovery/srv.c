@@ -35,6 +35,7 @@
 
 #include <jansson.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/names.h"
 #include "gamefn/utf8.h"
@@ -65,7 +66,7 @@ struct gf_srv {
     char *version;
     char *id;
     char *description;
-    char started[96]; /* RFC 3339, UTC, nanoseconds (sized for any int tm fields) */
+    char started[GF_CLOCK_RFC3339_MAX]; /* RFC 3339, UTC, nanoseconds */
     srv_endpoint *eps;
     size_t eps_len;
 
@@ -192,16 +193,6 @@ static void srv_free(gf_srv *srv)
     free(srv);
 }
 
-static void srv_format_started(char *buf, size_t size)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
-}
-
 gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
 {
     gf_srv *srv = NULL;
@@ -248,7 +239,7 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
         srv_free(srv);
         return GF_ERR_NOMEM;
     }
-    srv_format_started(srv->started, sizeof srv->started);
+    gf_clock_rfc3339(gf_clock_unix_ns(), 9, srv->started, sizeof srv->started);
     *out = srv;
     return GF_OK;
 }

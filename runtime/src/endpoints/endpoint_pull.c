@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/backoff.h"
 #include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/log.h"
@@ -96,10 +97,7 @@ static int64_t nak_delay_ms(const gf_consumer_config *cc, uint64_t delivered)
     size_t i = delivered > 0 ? (size_t)(delivered - 1) : 0;
     if (cc->backoff_ms_len > 0)
         return cc->backoff_ms[i < cc->backoff_ms_len ? i : cc->backoff_ms_len - 1];
-    int64_t delay = 1000;
-    for (size_t k = 0; k < i && delay < 30000; k++)
-        delay *= 2;
-    return delay < 30000 ? delay : 30000;
+    return gf_backoff_ms(delivered < 64 ? (int)delivered : 64, 1000, 30000, 0);
 }
 
 static void handle_one(gf__endpoint_run *run, const gf_consumer_config *cc, natsMsg *m)
@@ -154,7 +152,7 @@ static void *pull_thread(void *arg)
             errors++;
             gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
                         run->ep->name, st->consumer->name, errors);
-            gf_clock_sleep_ms(errors < 5 ? 200LL << errors : 5000);
+            gf_clock_sleep_ms(gf_backoff_ms(errors, 400, 5000, 0));
             continue;
         }
         natsMsgList list = {0};
@@ -172,7 +170,7 @@ static void *pull_thread(void *arg)
                 natsSubscription_Destroy(sub);
                 sub = NULL;
             }
-            gf_clock_sleep_ms(errors < 5 ? 100LL << errors : 2000);
+            gf_clock_sleep_ms(gf_backoff_ms(errors, 200, 2000, 0));
         }
         natsMsgList_Destroy(&list);
     }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gamefn/backoff.h"
 #include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
 #include "gamefn/conn.h"
@@ -185,7 +186,7 @@ static gf_err provision_with_retry(gf_fn *fn)
             return err;
         if (atomic_load(&stop_requested))
             return err;
-        int64_t delay = attempt < 6 ? 200LL << attempt : 5000;
+        int64_t delay = gf_backoff_ms(attempt, 400, 5000, 0);
         gf_log_warn("JetStream not ready, retrying provisioning", "attempt=%d delay_ms=%lld",
                     attempt, (long long)delay);
         gf_clock_sleep_ms(delay);
