@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <regex.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,63 +104,66 @@ static bool srv_utf8_ok(const char *s)
     return s == NULL || gf_utf8_valid(s, strlen(s));
 }
 
-static gf_err srv_validate(const gf_srv_info *info)
+static gf_err srv_problem(char *why, size_t why_size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static gf_err srv_problem(char *why, size_t why_size, const char *fmt, ...)
 {
+    if (why != NULL && why_size > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, why_size, fmt, ap);
+        va_end(ap);
+    }
+    return GF_ERR_INVALID;
+}
+
+/* GF_OK, or GF_ERR_INVALID with what is wrong in `why` (GF_ERR_NOMEM from regcomp). */
+static gf_err srv_validate(const gf_srv_info *info, char *why, size_t why_size)
+{
+    char name_why[GF_NAME_WHY_MAX], q[128], q2[256];
     bool semver = false;
     gf_err err;
 
-    if (info == NULL) {
-        gf_log_error("srv: no service info", NULL);
-        return GF_ERR_INVALID;
-    }
-    char why[GF_NAME_WHY_MAX];
-    if (!gf_name_id_ok(info->name, GF_NAME_MAX, why, sizeof why)) {
-        char q[128];
-        gf_log_error("srv: invalid service name", "name=%s want=\"[A-Za-z0-9_-]+\"",
-                     gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"));
-        return GF_ERR_INVALID;
-    }
+    if (info == NULL)
+        return srv_problem(why, why_size, "no service info");
+    if (!gf_name_id_ok(info->name, GF_NAME_MAX, name_why, sizeof name_why))
+        return srv_problem(why, why_size, "service name %s %s",
+                           gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"), name_why);
     err = srv_semver_ok(info->version, &semver);
     if (err != GF_OK)
         return err;
-    if (!semver) {
-        char q[128];
-        gf_log_error("srv: version is not semver", "name=%s version=%s", info->name,
-                     gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
-        return GF_ERR_INVALID;
-    }
-    if (!gf_name_token_ok(info->id, why, sizeof why)) {
-        char q[128];
-        gf_log_error("srv: instance id must be one subject token", "name=%s id=%s", info->name,
-                     gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"));
-        return GF_ERR_INVALID;
-    }
-    if (info->endpoints_len > 0 && info->endpoints == NULL) {
-        gf_log_error("srv: endpoints_len without endpoints", "name=%s", info->name);
-        return GF_ERR_INVALID;
-    }
-    if (!srv_utf8_ok(info->description)) {
-        gf_log_error("srv: description is not valid UTF-8", "name=%s", info->name);
-        return GF_ERR_INVALID;
-    }
+    if (!semver)
+        return srv_problem(why, why_size, "service %s: version %s is not semver", info->name,
+                           gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
+    if (!gf_name_token_ok(info->id, name_why, sizeof name_why))
+        return srv_problem(why, why_size, "service %s: instance id %s %s", info->name,
+                           gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"), name_why);
+    if (info->endpoints_len > 0 && info->endpoints == NULL)
+        return srv_problem(why, why_size, "service %s: endpoints_len without endpoints",
+                           info->name);
+    if (!srv_utf8_ok(info->description))
+        return srv_problem(why, why_size, "service %s: description is not valid UTF-8", info->name);
     for (size_t i = 0; i < info->endpoints_len; i++) {
         const gf_srv_endpoint *ep = &info->endpoints[i];
-        if (!srv_utf8_ok(ep->subject) || !srv_utf8_ok(ep->queue_group)) {
-            gf_log_error("srv: endpoint subject or queue group is not valid UTF-8",
-                         "name=%s endpoint=%zu", info->name, i);
-            return GF_ERR_INVALID;
-        }
-        if (!gf_name_id_ok(ep->name, GF_NAME_MAX, why, sizeof why) ||
-            !gf_name_subject_ok(ep->subject, true, why, sizeof why) ||
-            (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
-             !gf_name_token_ok(ep->queue_group, why, sizeof why))) {
-            char q1[128], q2[256];
-            gf_log_error("srv: invalid endpoint",
-                         "name=%s endpoint=%zu endpoint_name=%s subject=%s", info->name, i,
-                         gf_log_quote(q1, sizeof q1, ep->name ? ep->name : "(null)"),
-                         gf_log_quote(q2, sizeof q2, ep->subject ? ep->subject : "(null)"));
-            return GF_ERR_INVALID;
-        }
+        const char *what = NULL;
+        if (!srv_utf8_ok(ep->subject) || !srv_utf8_ok(ep->queue_group))
+            return srv_problem(why, why_size,
+                               "service %s: endpoint %zu: subject or queue group is not valid "
+                               "UTF-8",
+                               info->name, i);
+        if (!gf_name_id_ok(ep->name, GF_NAME_MAX, name_why, sizeof name_why))
+            what = "name";
+        else if (!gf_name_subject_ok(ep->subject, true, name_why, sizeof name_why))
+            what = "subject";
+        else if (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
+                 !gf_name_token_ok(ep->queue_group, name_why, sizeof name_why))
+            what = "queue group";
+        if (what)
+            return srv_problem(
+                why, why_size, "service %s: endpoint %zu (%s, subject %s): %s %s", info->name, i,
+                gf_log_quote(q, sizeof q, ep->name ? ep->name : "(null)"),
+                gf_log_quote(q2, sizeof q2, ep->subject ? ep->subject : "(null)"), what, name_why);
     }
     return GF_OK;
 }
@@ -193,7 +197,7 @@ static void srv_free(gf_srv *srv)
     free(srv);
 }
 
-gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
+gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t why_size)
 {
     gf_srv *srv = NULL;
     bool failed = false;
@@ -202,7 +206,9 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
     if (out == NULL)
         return GF_ERR_INVALID;
     *out = NULL;
-    err = srv_validate(info);
+    if (why != NULL && why_size > 0)
+        why[0] = '\0';
+    err = srv_validate(info, why, why_size);
     if (err != GF_OK)
         return err;
 
@@ -439,14 +445,13 @@ static bool srv_unsubscribe_all(gf_srv *srv)
     return true;
 }
 
-static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
+static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *why, size_t why_size)
 {
     natsSubscription *sub = NULL;
     natsStatus s = natsConnection_Subscribe(&sub, srv->nc, subject, srv_on_request, srv);
     if (s != NATS_OK) {
-        char q[256];
-        gf_log_error("srv: subscribe failed", "name=%s subject=%s err=%s", srv->name, subject,
-                     gf_log_quote(q, sizeof q, gf__nats_last_error(s)));
+        srv_problem(why, why_size, "service %s: subscribe to %s failed: %s", srv->name, subject,
+                    gf__nats_last_error(s));
         return gf__nats_err(s);
     }
     srv->subs[slot] = sub;
@@ -461,25 +466,25 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
         pthread_mutex_lock(&srv->mu);
         srv->live_subs--;
         pthread_mutex_unlock(&srv->mu);
-        gf_log_error("srv: completion callback refused", "name=%s subject=%s", srv->name, subject);
+        srv_problem(why, why_size, "service %s: completion callback refused on %s", srv->name,
+                    subject);
         return gf__nats_err(s);
     }
     return GF_OK;
 }
 
-gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
+gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out, char *why,
+                    size_t why_size)
 {
     gf_srv *srv = NULL;
     gf_err err;
 
     if (out == NULL)
-        return GF_ERR_INVALID;
+        return srv_problem(why, why_size, "no out parameter");
     *out = NULL;
-    if (nc == NULL) {
-        gf_log_error("srv: no connection", NULL);
-        return GF_ERR_INVALID;
-    }
-    err = gf_srv_create(info, &srv);
+    if (nc == NULL)
+        return srv_problem(why, why_size, "no connection");
+    err = gf_srv_create(info, &srv, why, why_size);
     if (err != GF_OK)
         return err;
     srv->nc = nc;
@@ -491,7 +496,7 @@ gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
         snprintf(subject[1], sizeof subject[1], "$SRV.%s.%s", srv_verbs[v], srv->name);
         snprintf(subject[2], sizeof subject[2], "$SRV.%s.%s.%s", srv_verbs[v], srv->name, srv->id);
         for (int k = 0; k < 3 && err == GF_OK; k++)
-            err = srv_subscribe(srv, slot++, subject[k]);
+            err = srv_subscribe(srv, slot++, subject[k], why, why_size);
     }
     if (err != GF_OK) {
         gf_srv_stop(srv);

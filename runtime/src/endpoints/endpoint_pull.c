@@ -39,7 +39,10 @@ static const gf_consumer_config *pull_consumer(const gf__endpoint_run *run)
     return gf_config_consumer(run->host->cfg, run->ep->pull.stream, run->ep->pull.consumer);
 }
 
-static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubscription **sub)
+/* Binds to the durable consumer; if it was deleted under us, recreates it from config
+ * first. On failure `why` says what went wrong (the caller logs it). */
+static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubscription **sub,
+                   char *why, size_t why_size)
 {
     jsCtx *js = run->host->js;
     jsSubOptions so;
@@ -49,11 +52,16 @@ static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubs
     jsErrCode jerr = 0;
     natsStatus s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
-        /* The consumer was deleted under us: recreate it from config, then bind. */
         gf_provision_result res;
-        if (gf_provision_consumer(js, cc, false, &res) == GF_OK)
-            s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
+        gf_err err = gf_provision_consumer(js, cc, false, &res);
+        if (err != GF_OK) {
+            snprintf(why, why_size, "%s", res.message);
+            return err;
+        }
+        s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     }
+    if (s != NATS_OK)
+        snprintf(why, why_size, "%s", gf__nats_last_error(s));
     return gf__nats_err(s);
 }
 
@@ -148,10 +156,15 @@ static void *pull_thread(void *arg)
         batch = 1;
 
     while (!atomic_load(run->host->stop)) {
-        if (!sub && bind(run, st->consumer, &sub) != GF_OK) {
+        char why[512] = "";
+        gf_err err = sub ? GF_OK : bind(run, st->consumer, &sub, why, sizeof why);
+        if (err != GF_OK) {
+            char quoted[600];
             errors++;
-            gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
-                        run->ep->name, st->consumer->name, errors);
+            gf_log_warn("cannot bind consumer yet",
+                        "endpoint=%s consumer=%s attempt=%d err=%s detail=%s", run->ep->name,
+                        st->consumer->name, errors, gf_err_str(err),
+                        gf_log_quote(quoted, sizeof quoted, why));
             gf_clock_sleep_ms(gf_backoff_ms(errors, 400, 5000, 0));
             continue;
         }

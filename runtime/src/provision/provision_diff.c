@@ -253,12 +253,9 @@ void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provisio
                      bool warn, const gf_provision_result *res)
 {
     char q[600], qn[300];
+    if (err != GF_OK)
+        return; /* returned in res->message; the caller logs it where it handles it */
     gf_log_quote(qn, sizeof qn, name ? name : "");
-    if (err != GF_OK) {
-        gf_log_error("provision failed", "asset=%s name=%s err=%s detail=%s", kind, qn,
-                     gf_err_str(err), gf_log_quote(q, sizeof q, res->message));
-        return;
-    }
     gf_log_level level = warn ? GF_LOG_WARN : GF_LOG_INFO;
     if (res->message[0] != '\0') {
         gf_log(level, "provisioned", "asset=%s name=%s outcome=%s detail=%s", kind, qn,

@@ -78,9 +78,10 @@ const char *gf__prov_discard_name(int v);
 const char *gf__prov_deliver_name(int v);
 const char *gf__prov_ack_name(int v);
 
-/* The one log line for an asset: kind "stream", "consumer" or "bucket", its name,
- * and res->message as detail. On err == GF_OK the outcome is logged at info, or
- * at warn when `warn` is set; errors at error level. */
+/* The one log line for a provisioned asset: kind "stream", "consumer" or "bucket", its
+ * name, its outcome and res->message as detail, at info, or at warn when `warn` is set.
+ * A failure (err != GF_OK) is not logged: it is in res->message, and the caller logs
+ * it where it decides what to do about it. */
 void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
                      bool warn, const gf_provision_result *res);
 
