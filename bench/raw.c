@@ -1,7 +1,7 @@
 /*
  * raw.c — `gamefn-bench raw`: the raw JetStream, KV and request/reply rates of a
  * nats-server, measured in one run. They are the baselines every gamefn figure is
- * compared against (shared/design/BENCHMARKS.md), so they must be honest: each
+ * compared against (docs/BENCHMARKS.md), so they must be honest: each
  * phase verifies what it measured (raw_js.c, raw_kv.c, raw_reqrep.c) and the run
  * fails, printing no figures, when any check does not hold.
  *

@@ -5,7 +5,7 @@
  * - A responder on its own connection echoes each request; a requester on a
  *   second connection times natsConnection_Request one at a time. Two passes: both
  *   connections with natsOptions_SetSendAsap(true) (what gamefn responders use,
- *   NATS-C.md §4.2), then both with default options, where nats.c's 1 ms flusher
+ *   docs/NATS-FACTS.md §1), then both with default options, where nats.c's 1 ms flusher
  *   delay dominates; the second pass is shorter (at most 2 s / 2000 requests)
  *   because it only shows that difference.
  * - The first 100 round trips are warm-up (the first one creates nats.c's reply

@@ -3,7 +3,7 @@
 # a public header, by the folder that implements it) includes only its own folder and
 # the folders below it. The layers, lowest first, and what each may use:
 #
-#   core       err, log, clock, names, utf8, backoff, time formatting
+#   core       err, log, clock + RFC 3339, names, utf8, backoff; wire constants
 #   config     YAML configuration                 uses core
 #   wire       error replies, partition hash      uses core
 #   nats       connection, errors, nkeys, KV      uses core, config

@@ -8,7 +8,7 @@
  *   cert and key;
  * - connection name "<function>-<instance id>", visible in the server's /connz;
  * - SendAsap on, because responders otherwise pay nats.c's 1 ms flusher delay
- *   (NATS-C.md §4.2);
+ *   (docs/NATS-FACTS.md §1);
  * - disconnect, reconnect, close and async errors are logged.
  *
  * Ownership: gf_conn_open() returns a gf_conn that owns the natsConnection and the

@@ -7,6 +7,11 @@
  * the result arena whole, so a failed load leaves nothing behind and *out untouched
  * (NULL). The `functions:` key is the one place the walker does not descend by
  * itself: only the caller's own entry is read, with the caller's table.
+ *
+ * Folder runtime/src/config/: the YAML configuration: parsing (config_yaml.c), the
+ * table walker (config_walk.c, config_value.c, config_units.c), the runtime's own
+ * tables (config_schema*.c), checks across keys (config_check.c), environment
+ * overrides (config_env.c) and the reference printer. It may use core/ only: no NATS.
  */
 #include <errno.h>
 #include <stdio.h>

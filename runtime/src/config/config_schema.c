@@ -194,7 +194,8 @@ static bool runtime_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "instance_id %s", why);
         return false;
     }
-    /* The server refuses a pull request whose idle heartbeat exceeds half its expiry. */
+    /* The server refuses a pull request whose idle heartbeat exceeds half its expiry
+     * (docs/NATS-FACTS.md §3). */
     if (r->heartbeat_ms > 0 && r->heartbeat_ms > r->fetch_expiry_ms / 2) {
         p->key = "heartbeat";
         snprintf(p->text, sizeof(p->text), "must be at most half of fetch_expiry");

@@ -2,7 +2,7 @@
  * srv.c — $SRV discovery (NATS services protocol, ADR-32) on plain subscriptions.
  *
  * Design notes:
- *  - nats.c 3.4.1 has no micro API, so we answer the protocol's three verbs
+ *  - nats.c 3.4.1 has no micro API (docs/NATS-FACTS.md §1), so we answer the protocol's three verbs
  *    ourselves. Nine plain (non-queue) subscriptions: $SRV.<VERB>,
  *    $SRV.<VERB>.<name> and $SRV.<VERB>.<name>.<id> for PING, INFO and STATS.
  *    They are not queue subscriptions on purpose: discovery wants every
@@ -22,6 +22,9 @@
  *    checked with the regular expression semver.org suggests (as POSIX ERE).
  *    The id must be one subject token, since it ends up in a subject. Names,
  *    tokens and subjects are checked with gamefn/names.h like everywhere else.
+ *
+ * Folder runtime/src/discovery/: $SRV discovery, this file. It may use core/ and
+ * nats/; endpoints record their requests through gf_srv_record().
  */
 #include "gamefn/srv.h"
 

@@ -4,17 +4,18 @@
  * Design notes:
  * - One thread per endpoint runs fetch -> handle -> ack, so a message is acked only
  *   after its handler returned GF_OK (at-least-once; handlers are idempotent).
- * - Fetching is two-step because of nats.c 3.4.1 (NATS-C.md §4.7): a NoWait fetch
+ * - Fetching is two-step because of nats.c 3.4.1 (docs/NATS-FACTS.md §3): a NoWait fetch
  *   takes whatever is ready, up to the batch; only when nothing is ready does a
  *   long poll wait (expiry + idle heartbeat) for the next message, so latency stays
  *   low without busy polling. Both carry an expiry, so no request is ever left open
- *   at the server when fetch() returns (see fetch()). The batch is min(fetch_batch, max_in_flight):
- * that bounds how many messages this instance holds un-acked.
+ *   at the server when fetch() returns (see fetch()). The batch is
+ *   min(fetch_batch, max_in_flight): that bounds how many messages this instance
+ *   holds un-acked.
  * - Errors other than "no messages" (disconnect, missed heartbeat, leader change,
  *   consumer gone) back off and, when persistent, re-bind the subscription, so pulls
  *   resume by themselves after a reconnect or a JetStream leader change.
  * - The consumer is bound (created by provisioning), never created by the subscribe
- *   call, so destroying the subscription can never delete the durable (NATS-C.md §4.3).
+ *   call, so destroying the subscription can never delete the durable (docs/NATS-FACTS.md §4).
  * - On shutdown the thread finishes the batch it holds, acks it, and exits.
  */
 #include <stdio.h>
@@ -68,12 +69,11 @@ static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubs
 /* Returns NATS_OK with at least one message, NATS_TIMEOUT when none came within the
  * expiry, or an error.
  *
- * nats.c 3.4.1 details that matter here (js.c _fetch): a NoWait request without
- * Expires returns as soon as no message is *already* queued locally, so the
- * server's answer can land in the subscription after the fetch returned — a message
- * delivered but never handled until its ack wait runs out. With Expires set, the
- * fetch waits for the server's "404 no messages" that ends a NoWait request, so
- * every message the request produced is in the returned list. */
+ * nats.c 3.4.1 details that matter here (js.c _fetch; docs/NATS-FACTS.md §3): a NoWait request
+ * without Expires returns as soon as no message is *already* queued locally, so the server's answer
+ * can land in the subscription after the fetch returned — a message delivered but never handled
+ * until its ack wait runs out. With Expires set, the fetch waits for the server's "404 no messages"
+ * that ends a NoWait request, so every message the request produced is in the returned list. */
 static natsStatus fetch(natsSubscription *sub, natsMsgList *list, int batch,
                         const gf_runtime_config *rc)
 {

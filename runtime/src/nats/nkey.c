@@ -6,11 +6,11 @@
  *   them and nats.c keeps its own private. Decoding is strict: upper-case RFC 4648
  *   alphabet, no padding, the unused low bits of the last character must be zero.
  * - The seed file is parsed the way nats.c 3.4.1 parses it when it signs the
- *   server's nonce (src/conn.c, _getJwtOrSeed): the first line of a "---...---"
- *   header pair, else a line of the seed alone after optional spaces or tabs.
- *   nats.c re-reads the file at every (re)connect and takes the line as is, so a
- *   file it would choke on (CRLF, trailing blanks, a JWT block first) must fail
- *   here, at start, with a reason, rather than at every connect with none.
+ *   server's nonce (src/conn.c, _getJwtOrSeed; docs/NATS-FACTS.md §1): the first
+ *   line of a "---...---" header pair, else a line of the seed alone after optional
+ *   spaces or tabs. nats.c re-reads the file at every (re)connect and takes the line
+ *   as is, so a file it would choke on (CRLF, trailing blanks, a JWT block first)
+ *   must fail here, at start, with a reason, rather than at every connect with none.
  * - Secrets: the file goes into sodium_malloc() memory (guard pages, freed with
  *   zeroing); decoded bytes and the Ed25519 secret key live on the stack and are
  *   wiped with sodium_memzero() on every path. Messages in `why` describe the

@@ -8,9 +8,9 @@
  *  - Comparison is against what the server reports, with the server's defaults
  *    applied to the config first ("expected" values): 0 max_msgs/max_bytes/
  *    max_msg_size means unlimited and the server reports -1; an unset duplicate
- *    window is 2 minutes, or max_age when that is shorter (nats-server
- *    2.9.10, measured); replicas 0 means 1. Without this, provisioning twice
- *    would report conflicts against the server's own defaults.
+ *    window is 2 minutes, or max_age when that is shorter (nats-server 2.9.10,
+ *    measured; docs/NATS-FACTS.md §6); replicas 0 means 1. Without this,
+ *    provisioning twice would report conflicts against the server's own defaults.
  *  - Updates start from the server's own config and overwrite only the fields
  *    we manage, so settings we do not manage (placement, sources, allow_direct…)
  *    are sent back unchanged. Retention and storage cannot change in place on
@@ -19,7 +19,12 @@
  *    report its words.
  *  - Two processes provisioning at once: if our create loses to another
  *    creator (10058 "name already in use"), we read again and compare.
- *  - Units: config durations are ms, jsStreamConfig wants ns (NATS-C.md 2.9).
+ *  - Units: config durations are ms, jsStreamConfig wants ns (docs/NATS-FACTS.md §2).
+ *
+ * Folder runtime/src/provision/: making JetStream streams, consumers and KV buckets
+ * match config (streams here, provision_consumer.c, provision_bucket.c; differences,
+ * messages and the shared update path in provision_diff.c). It may use core/,
+ * config/ and nats/.
  */
 #include "gamefn/provision.h"
 

@@ -7,7 +7,7 @@
  *  - Every consumer we provision is a durable pull consumer with explicit
  *    acks. An existing consumer of the same name that is push-based or has
  *    another ack policy is a conflict that no update can fix.
- *  - Server defaults (nats-server 2.9.10, measured): max_deliver 0 means
+ *  - Server defaults (nats-server 2.9.10, measured; docs/NATS-FACTS.md §4, §5): max_deliver 0 means
  *    unlimited and is reported as -1. A zero ack_wait, max_ack_pending or
  *    max_waiting in config means "the server's default" and is not compared
  *    (the defaults depend on account limits). max_ack_pending -1 (unlimited)
