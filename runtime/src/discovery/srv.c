@@ -31,7 +31,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <regex.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +38,7 @@
 
 #include <jansson.h>
 
+#include "core/why.h"
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/names.h"
@@ -107,19 +107,8 @@ static bool srv_utf8_ok(const char *s)
     return s == NULL || gf_utf8_valid(s, strlen(s));
 }
 
-static gf_err srv_problem(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gf_err srv_problem(char *why, size_t why_size, const char *fmt, ...)
-{
-    if (why != NULL && why_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-    }
-    return GF_ERR_INVALID;
-}
+/* Fills `why` and returns GF_ERR_INVALID. */
+#define srv_problem(why, why_size, ...) (gf__why((why), (why_size), __VA_ARGS__), GF_ERR_INVALID)
 
 /* GF_OK, or GF_ERR_INVALID with what is wrong in `why` (GF_ERR_NOMEM from regcomp). */
 static gf_err srv_validate(const gf_srv_info *info, char *why, size_t why_size)
@@ -453,8 +442,8 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *wh
     natsSubscription *sub = NULL;
     natsStatus s = natsConnection_Subscribe(&sub, srv->nc, subject, srv_on_request, srv);
     if (s != NATS_OK) {
-        srv_problem(why, why_size, "service %s: subscribe to %s failed: %s", srv->name, subject,
-                    gf__nats_last_error(s));
+        gf__why(why, why_size, "service %s: subscribe to %s failed: %s", srv->name, subject,
+                gf__nats_last_error(s));
         return gf__nats_err(s);
     }
     srv->subs[slot] = sub;
@@ -469,8 +458,7 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *wh
         pthread_mutex_lock(&srv->mu);
         srv->live_subs--;
         pthread_mutex_unlock(&srv->mu);
-        srv_problem(why, why_size, "service %s: completion callback refused on %s", srv->name,
-                    subject);
+        gf__why(why, why_size, "service %s: completion callback refused on %s", srv->name, subject);
         return gf__nats_err(s);
     }
     return GF_OK;

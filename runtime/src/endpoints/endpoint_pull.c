@@ -195,19 +195,11 @@ static void *pull_thread(void *arg)
 /* The endpoint's stream and durable consumer, from config. */
 static gf_err pull_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    const gf_pull_endpoint *p = &run->ep->pull;
-    const gf_stream_config *sc = gf_config_stream(run->host->cfg, p->stream);
-    const gf_consumer_config *cc = pull_consumer(run);
-    if (!sc || !cc) {
-        snprintf(res->message, sizeof res->message,
-                 "endpoint %s: consumer %s/%s is not in config (jetstream.consumers)",
-                 run->ep->name, p->stream ? p->stream : "(null)",
-                 p->consumer ? p->consumer : "(null)");
-        return GF_ERR_CONFIG;
-    }
-    gf_err err = gf_provision_stream(run->host->js, sc, false, res);
+    const gf__endpoint_host *host = run->host;
+    gf_err err = gf_provision_stream_named(host->js, host->cfg, run->ep->pull.stream, res);
     if (err == GF_OK)
-        err = gf_provision_consumer(run->host->js, cc, false, res);
+        err = gf_provision_consumer_named(host->js, host->cfg, run->ep->pull.stream,
+                                          run->ep->pull.consumer, res);
     return err;
 }
 

@@ -141,33 +141,17 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
     gf_err err = GF_OK;
 
     memset(res, 0, sizeof *res);
-    for (size_t i = 0; def->streams && def->streams[i]; i++) {
-        const gf_stream_config *sc = gf_config_stream(fn->cfg, def->streams[i]);
-        if (!sc) {
-            snprintf(res->message, sizeof res->message, "stream %s is not in config",
-                     def->streams[i]);
-            return GF_ERR_CONFIG;
-        }
-        if ((err = gf_provision_stream(js, sc, false, res)) != GF_OK)
-            return err;
-    }
-    for (size_t i = 0; def->buckets && def->buckets[i]; i++) {
-        const gf_bucket_config *bc = gf_config_bucket(fn->cfg, def->buckets[i]);
-        if (!bc) {
-            snprintf(res->message, sizeof res->message, "bucket %s is not in config",
-                     def->buckets[i]);
-            return GF_ERR_CONFIG;
-        }
-        if ((err = gf_provision_bucket(js, bc, false, res)) != GF_OK)
-            return err;
-    }
-    for (size_t i = 0; i < def->endpoints_len; i++) {
+    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
+        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
+    for (size_t i = 0; def->buckets && def->buckets[i] && err == GF_OK; i++)
+        err = gf_provision_bucket_named(js, fn->cfg, def->buckets[i], res);
+    for (size_t i = 0; i < def->endpoints_len && err == GF_OK; i++) {
         gf__endpoint_run *run = &fn->runs[i];
         const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
-        if (ops->provision && (err = ops->provision(run, res)) != GF_OK)
-            return err;
+        if (ops->provision)
+            err = ops->provision(run, res);
     }
-    return GF_OK;
+    return err;
 }
 
 /* Provisioning retries while NATS or JetStream is not answering yet (a server that

@@ -21,13 +21,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/why.h"
 
 enum {
     PREFIX_SEED = 18 << 3,       /* 'S' */
@@ -37,19 +38,8 @@ enum {
 
 static const char b32_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
-static gf_err problem(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gf_err problem(char *why, size_t why_size, const char *fmt, ...)
-{
-    if (why && why_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-    }
-    return GF_ERR_CONFIG;
-}
+/* Fills `why` and returns the error malformed input gets. */
+#define problem(why, why_size, ...) (gf__why((why), (why_size), __VA_ARGS__), GF_ERR_CONFIG)
 
 static uint16_t crc16_xmodem(const unsigned char *p, size_t n)
 {

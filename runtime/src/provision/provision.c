@@ -199,15 +199,9 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         jerr = 0;
         s = js_AddStream(&si, js, &want, NULL, &jerr);
         if (s == NATS_OK) {
-            res->outcome = GF_PROVISION_CREATED;
             gf__prov_diff_init(&diff);
             stream_compare(si->Config, &want, &diff);
-            if (!gf__prov_diff_empty(&diff)) {
-                /* The server adjusted something on create: the next run would
-                 * call it a conflict, so say it now. */
-                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-                *warn = true;
-            }
+            *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
         if (jerr != JSStreamNameExistErr) {
@@ -240,10 +234,7 @@ gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     if (js == NULL || cfg == NULL) {
         gf__prov_message(res, "stream: no JetStream context or config");
         err = GF_ERR_INVALID;
@@ -256,6 +247,45 @@ gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
     return err;
 }
 
+/* ---- by name ----------------------------------------------------------------- */
+
+static gf_err not_in_config(gf_provision_result *res, const char *what, const char *name,
+                            const char *list)
+{
+    gf_provision_result local;
+    res = gf__prov_begin(res, &local);
+    gf__prov_message(res, "%s %s is not in config (jetstream.%s)", what, name ? name : "(null)",
+                     list);
+    return GF_ERR_CONFIG;
+}
+
+gf_err gf_provision_stream_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res)
+{
+    const gf_stream_config *sc = gf_config_stream(cfg, name);
+    return sc ? gf_provision_stream(js, sc, false, res)
+              : not_in_config(res, "stream", name, "streams");
+}
+
+gf_err gf_provision_bucket_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res)
+{
+    const gf_bucket_config *bc = gf_config_bucket(cfg, name);
+    return bc ? gf_provision_bucket(js, bc, false, res)
+              : not_in_config(res, "bucket", name, "buckets");
+}
+
+gf_err gf_provision_consumer_named(jsCtx *js, const gf_config *cfg, const char *stream,
+                                   const char *name, gf_provision_result *res)
+{
+    const gf_consumer_config *cc = gf_config_consumer(cfg, stream, name);
+    if (cc)
+        return gf_provision_consumer(js, cc, false, res);
+    char both[600];
+    snprintf(both, sizeof both, "%s/%s", stream ? stream : "(null)", name ? name : "(null)");
+    return not_in_config(res, "consumer", both, "consumers");
+}
+
 /* ---- everything ------------------------------------------------------------ */
 
 gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool update,
@@ -266,10 +296,7 @@ gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool updat
     int counts[3] = {0, 0, 0}; /* indexed by gf_provision_outcome */
     gf_err err = GF_OK;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     if (js == NULL || js_cfg == NULL) {
         gf__prov_message(res, "provision: no JetStream context or config");
         return GF_ERR_INVALID;

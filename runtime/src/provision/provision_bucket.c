@@ -184,13 +184,9 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
     }
 
     if (created) {
-        res->outcome = GF_PROVISION_CREATED;
         gf__prov_diff_init(&diff);
         bucket_compare(si->Config, &want, &diff);
-        if (!gf__prov_diff_empty(&diff)) {
-            gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-            *warn = true;
-        }
+        *warn = gf__prov_created(&diff, asset, res);
         goto out;
     }
     err = gf__prov_stream_reconcile(js, si, &want, bucket_compare_any, bucket_patch, asset, update,
@@ -208,10 +204,7 @@ gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     snprintf(asset, sizeof asset, "bucket %s", cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {
         gf__prov_message(res, "bucket: no JetStream context or config");

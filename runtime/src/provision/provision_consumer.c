@@ -207,13 +207,9 @@ static gf_err consumer_apply(jsCtx *js, const gf_consumer_config *cfg, const cha
         jerr = 0;
         s = js_AddConsumer(&ci, js, cfg->stream, &create, NULL, &jerr);
         if (s == NATS_OK) {
-            res->outcome = GF_PROVISION_CREATED;
             gf__prov_diff_init(&diff);
             consumer_compare(ci, &want, &diff);
-            if (!gf__prov_diff_empty(&diff)) {
-                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-                *warn = true;
-            }
+            *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
         /* Lost a race with another creator, or the server refused: read again
@@ -284,10 +280,7 @@ gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool upda
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     snprintf(asset, sizeof asset, "consumer %s/%s", cfg && cfg->stream ? cfg->stream : "(null)",
              cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {

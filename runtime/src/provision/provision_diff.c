@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/why.h"
 #include "nats/nats_err.h"
 
 void gf__prov_diff_init(gf__prov_diff *d)
@@ -219,11 +220,29 @@ const char *gf__prov_ack_name(int v)
     return enum_name(names, 3, v);
 }
 
+gf_provision_result *gf__prov_begin(gf_provision_result *res, gf_provision_result *local)
+{
+    if (res == NULL)
+        res = local;
+    memset(res, 0, sizeof *res);
+    res->outcome = GF_PROVISION_UNCHANGED;
+    return res;
+}
+
+bool gf__prov_created(const gf__prov_diff *diff, const char *asset, gf_provision_result *res)
+{
+    res->outcome = GF_PROVISION_CREATED;
+    if (gf__prov_diff_empty(diff))
+        return false;
+    gf__prov_diff_message(diff, asset, true, res->message, sizeof res->message);
+    return true;
+}
+
 void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(res->message, sizeof res->message, fmt, ap);
+    gf__whyv(res->message, sizeof res->message, fmt, ap);
     va_end(ap);
 }
 

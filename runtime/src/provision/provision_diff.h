@@ -106,6 +106,16 @@ gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *
                                  gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
                                  const char *asset, bool update, gf_provision_result *res);
 
+/* The start of every provisioning call: `res`, or `local` when res is NULL, zeroed with
+ * outcome UNCHANGED. Returns the one to use. */
+gf_provision_result *gf__prov_begin(gf_provision_result *res, gf_provision_result *local);
+
+/* An asset was just created, and `diff` is what the server stored against the config.
+ * Sets outcome CREATED; a difference (the server adjusted something) goes into
+ * res->message now, because the next run would call it a conflict. Returns true when
+ * the log line deserves warn level. */
+bool gf__prov_created(const gf__prov_diff *diff, const char *asset, gf_provision_result *res);
+
 /* Formats res->message (printf style). */
 void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
