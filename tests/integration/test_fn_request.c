@@ -17,9 +17,9 @@
 #include <jansson.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/wire_error.h"
-#include "gamefn/clock.h"
 
 #define ECHO "functions/echo/gamefn-echo"
 

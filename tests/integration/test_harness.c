@@ -31,10 +31,10 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
 #include "harness_util.h"
 #include "natsd.h"
 #include "proc.h"
-#include "gamefn/clock.h"
 
 /* ---- proc.h ---- */
 

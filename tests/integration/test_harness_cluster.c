@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
 #include "harness_util.h"
 #include "natsd.h"
 #include "proc.h"
-#include "gamefn/clock.h"
 
 static gf_natsd *node_named(gf_natsd_cluster *c, const char *name)
 {

@@ -22,9 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoints/endpoint.h"
 #include "gamefn/backoff.h"
 #include "gamefn/clock.h"
-#include "endpoints/endpoint.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
 #include "nats/nats_err.h"

@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
+#include "gamefn/clock.h"
 #include "gamefn/kv.h"
 #include "gamefn/lease.h"
 #include "gamefn/log.h"

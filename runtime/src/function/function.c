@@ -30,15 +30,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "endpoints/endpoint.h"
 #include "gamefn/backoff.h"
 #include "gamefn/clock.h"
-#include "endpoints/endpoint.h"
 #include "gamefn/conn.h"
+#include "gamefn/limits.h"
 #include "gamefn/log.h"
+#include "gamefn/names.h"
 #include "gamefn/provision.h"
 #include "gamefn/srv.h"
-#include "gamefn/limits.h"
-#include "gamefn/names.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2 };
 
