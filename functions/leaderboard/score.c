@@ -25,9 +25,10 @@ gf_err gf_score_apply(gf_score_op op, gf_board_order order, const int64_t *old, 
         *out = value;
         break;
     case GF_SCORE_INCR:
-        *out = base + value; /* both within 2^62: no int64 overflow */
-        if (!in_range(*out))
+        if ((value > 0 && base > GF_BOARD_SCORE_MAX - value) ||
+            (value < 0 && base < -GF_BOARD_SCORE_MAX - value))
             return GF_ERR_INVALID;
+        *out = base + value;
         break;
     default:
         return GF_ERR_INVALID;

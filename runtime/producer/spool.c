@@ -180,7 +180,8 @@ static gf_err drop_acked(gf_spool *sp)
         }
         sp->bytes -= sp->segs[k].bytes;
     }
-    memmove(sp->segs, sp->segs + k, (sp->nsegs - k) * sizeof *sp->segs);
+    if (k > 0)
+        memmove(sp->segs, sp->segs + k, (sp->nsegs - k) * sizeof *sp->segs);
     sp->nsegs -= k;
     return err;
 }

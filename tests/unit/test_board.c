@@ -165,7 +165,8 @@ static void random_operations(gf_board_order order, uint64_t seed, int64_t score
             assert_int_equal(gf_board_remove(b, id), GF_OK);
             ref_remove(&r, id);
         } else {
-            int64_t score = (int64_t)(rnd(&rng) % (uint64_t)(2 * score_range + 1)) - score_range;
+            int64_t mag = (int64_t)(rnd(&rng) % ((uint64_t)score_range + 1));
+            int64_t score = rnd(&rng) % 2 ? -mag : mag;
             int64_t updated = (int64_t)(rnd(&rng) % 8);
             assert_int_equal(gf_board_upsert(b, id, score, updated), GF_OK);
             ref_upsert(&r, id, score, updated);

@@ -217,6 +217,7 @@ static void encode_decode(void **state)
     gf_rollup *back = NULL;
     assert_int_equal(gf_rollup_decode(buf, len, 0, &back), GF_OK);
     assert_true(same_bytes(r, back));
+    gf_rollup_free(back);
     assert_int_equal(gf_rollup_decode(buf, len, 1, &back), GF_ERR_INVALID); /* 2 types > 1 */
     assert_null(back);
     free(buf);
