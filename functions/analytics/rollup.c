@@ -10,21 +10,15 @@
  */
 #include "rollup_internal.h"
 
+#include "gamefn/util.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 size_t gf_rollup_name_len(const char *s)
 {
-    size_t n = 0;
-    for (; s != NULL && s[n] != '\0'; n++) {
-        unsigned char c = (unsigned char)s[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-';
-        if (!ok || n >= GF_ROLLUP_NAME_MAX)
-            return 0;
-    }
-    return n;
+    return gf_token_len(s, GF_ROLLUP_NAME_MAX);
 }
 
 gf_err gf_rollup_alloc(int64_t minute_unix_ms, uint32_t max_keys, gf_rollup **out)
@@ -69,11 +63,11 @@ uint64_t gf_rollup_total(const gf_rollup *r)
 }
 
 /* Index of name in t, or where it would go (*found = false). */
-static uint32_t find(const gf_rollup_table *t, const char *name, bool *found)
+static size_t find(const gf_rollup_table *t, const char *name, bool *found)
 {
-    uint32_t lo = 0, hi = t->n;
+    size_t lo = 0, hi = t->n;
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(t->kv[mid].name, name);
         if (c == 0) {
             *found = true;
@@ -88,18 +82,12 @@ static uint32_t find(const gf_rollup_table *t, const char *name, bool *found)
     return lo;
 }
 
-static gf_err reserve(gf_rollup_table *t, uint32_t need)
+static gf_err reserve(gf_rollup_table *t, size_t need)
 {
-    if (need <= t->cap)
-        return GF_OK;
-    uint32_t cap = t->cap ? t->cap : 8;
-    while (cap < need)
-        cap *= 2;
-    gf_rollup_kv *p = realloc(t->kv, (size_t)cap * sizeof *p);
-    if (p == NULL)
+    gf_rollup_kv *p = need > 0 ? gf_grow(t->kv, &t->cap, need, sizeof *p) : t->kv;
+    if (need > 0 && p == NULL)
         return GF_ERR_NOMEM;
     t->kv = p;
-    t->cap = cap;
     return GF_OK;
 }
 
@@ -119,7 +107,7 @@ gf_err gf_rollup_table_push(gf_rollup_table *t, const char *name, uint64_t count
 static void table_add(gf_rollup_table *t, uint32_t max_keys, const char *name, uint64_t count)
 {
     bool found;
-    uint32_t i = find(t, name, &found);
+    size_t i = find(t, name, &found);
     if (found) {
         t->kv[i].count += count;
     } else if (t->n >= max_keys) {
@@ -182,7 +170,7 @@ uint64_t gf_rollup_count(const gf_rollup *r, gf_rollup_dim dim, const char *name
     bool found = false;
     if ((unsigned)dim >= GF_ROLLUP_DIMS || gf_rollup_name_len(name) == 0)
         return 0;
-    uint32_t i = find(&r->dims[dim], name, &found);
+    size_t i = find(&r->dims[dim], name, &found);
     return found ? r->dims[dim].kv[i].count : 0;
 }
 
@@ -227,7 +215,7 @@ static gf_err merge_table(const gf_rollup_table *a, const gf_rollup_table *b, ui
                           gf_rollup_table *out)
 {
     gf_err err = reserve(out, a->n + b->n);
-    uint32_t i = 0, j = 0;
+    size_t i = 0, j = 0;
     while (err == GF_OK && (i < a->n || j < b->n)) {
         int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->kv[i].name, b->kv[j].name);
         gf_rollup_kv kv = c <= 0 ? a->kv[i] : b->kv[j];
@@ -241,7 +229,7 @@ static gf_err merge_table(const gf_rollup_table *a, const gf_rollup_table *b, ui
     if (err != GF_OK || out->n <= max_keys)
         return err;
     qsort(out->kv, out->n, sizeof *out->kv, by_weight);
-    for (uint32_t k = max_keys; k < out->n; k++)
+    for (size_t k = max_keys; k < out->n; k++)
         out->other += out->kv[k].count;
     out->n = max_keys;
     qsort(out->kv, out->n, sizeof *out->kv, by_name);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/util.h"
 #include "gamefn/v1/state.pb-c.h"
 #include "rollup_internal.h"
 
@@ -18,7 +19,7 @@
 static void table_to_msg(const gf_rollup_table *t, Gamefn__V1__RollupCount *c,
                          Gamefn__V1__RollupCount **ptrs)
 {
-    for (uint32_t i = 0; i < t->n; i++) {
+    for (size_t i = 0; i < t->n; i++) {
         gamefn__v1__rollup_count__init(&c[i]);
         c[i].name = (char *)(uintptr_t)t->kv[i].name;
         c[i].count = t->kv[i].count;
@@ -51,12 +52,8 @@ gf_err gf_rollup_encode(const gf_rollup *r, uint8_t **out, size_t *len)
         m.other_type = t[0].other;
         m.other_datacenter = t[1].other;
         m.other_queue = t[2].other;
-        *len = gamefn__v1__minute_rollup__get_packed_size(&m);
-        *out = malloc(*len ? *len : 1);
-        err = *out != NULL ? GF_OK : GF_ERR_NOMEM;
+        err = gf_pack(&m.base, out, len);
     }
-    if (err == GF_OK)
-        gamefn__v1__minute_rollup__pack(&m, *out);
     free(p);
     free(c);
     return err;

@@ -17,7 +17,7 @@ typedef struct gf_rollup_kv {
 /* One dimension: named counts sorted by name (byte order), at most max_keys. */
 typedef struct gf_rollup_table {
     gf_rollup_kv *kv;
-    uint32_t n, cap;
+    size_t n, cap;
     uint64_t other;
 } gf_rollup_table;
 

@@ -73,29 +73,22 @@ static header_kind header(const char *s, size_t n)
 
 /* Section picks, best first: a "crashed" header, a "<signal handler called>" line,
  * Android's first "backtrace:", the first section with a frame. */
+enum { PICK_CRASHED, PICK_SIGNAL, PICK_BACKTRACE, PICK_FRAMED, PICKS };
+
 typedef struct picks {
-    span crashed, signal, backtrace, framed;
-    bool has_crashed, has_signal, has_backtrace, has_framed;
+    span sec[PICKS];
+    bool has[PICKS];
 } picks;
 
+/* The section just ended: remember it for every pick it is the first to qualify for. */
 static void close_section(picks *p, span sec, header_kind kind, bool signal, bool framed)
 {
-    if (kind == THREAD_CRASHED && !p->has_crashed) {
-        p->crashed = sec;
-        p->has_crashed = true;
-    }
-    if (signal && !p->has_signal) {
-        p->signal = sec;
-        p->has_signal = true;
-    }
-    if (kind == BACKTRACE && !p->has_backtrace) {
-        p->backtrace = sec;
-        p->has_backtrace = true;
-    }
-    if (framed && !p->has_framed) {
-        p->framed = sec;
-        p->has_framed = true;
-    }
+    const bool why[PICKS] = {kind == THREAD_CRASHED, signal, kind == BACKTRACE, framed};
+    for (int k = 0; k < PICKS; k++)
+        if (why[k] && !p->has[k]) {
+            p->sec[k] = sec;
+            p->has[k] = true;
+        }
 }
 
 static span crashing_section(const char *stack, size_t len)
@@ -121,11 +114,10 @@ static span crashing_section(const char *stack, size_t len)
         framed = framed || gf_frame_classify(t, n) != GF_FRAME_NONE;
     }
     close_section(&p, sec, kind, signal, framed);
-    return p.has_crashed     ? p.crashed
-           : p.has_signal    ? p.signal
-           : p.has_backtrace ? p.backtrace
-           : p.has_framed    ? p.framed
-                             : (span){0, 0};
+    for (int k = 0; k < PICKS; k++)
+        if (p.has[k])
+            return p.sec[k];
+    return (span){0, 0};
 }
 
 /* Calls visit for each frame of the section, at most max; returns how many. */

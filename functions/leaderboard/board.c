@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "board_internal.h"
+#include "gamefn/util.h"
 
 bool gf_board_key_before(gf_board_order order, const gf_board_key *a, const gf_board_key *b)
 {
@@ -40,15 +41,7 @@ gf_board_key gf_board_key_of(const gf_board_node *n)
 
 size_t gf_board_id_len(const char *id)
 {
-    size_t n = 0;
-    for (; id != NULL && id[n] != '\0'; n++) {
-        unsigned char c = (unsigned char)id[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-';
-        if (!ok || n >= GF_BOARD_ID_MAX)
-            return 0;
-    }
-    return n;
+    return gf_token_len(id, GF_BOARD_ID_MAX);
 }
 
 gf_err gf_board_alloc(gf_board_order order, gf_board **out)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "board_internal.h"
+#include "gamefn/util.h"
 #include "gamefn/v1/state.pb-c.h"
 
 enum { SNAPSHOT_VERSION = 1 };
@@ -45,13 +46,8 @@ gf_err gf_board_snapshot_encode(const gf_board *b, uint64_t first_rank, size_t l
     m.player_id = ids;
     m.score = scores;
     m.updated_unix_ms = times;
-    if (err == GF_OK) {
-        *len = gamefn__v1__board_snapshot_chunk__get_packed_size(&m);
-        *out = malloc(*len ? *len : 1);
-        err = *out != NULL ? GF_OK : GF_ERR_NOMEM;
-    }
     if (err == GF_OK)
-        gamefn__v1__board_snapshot_chunk__pack(&m, *out);
+        err = gf_pack(&m.base, out, len);
     free(times);
     free(scores);
     free(ids);

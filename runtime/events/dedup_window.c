@@ -54,14 +54,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/util.h"
 #include "gamefn/v1/state.pb-c.h"
 #include "source_index.h"
 
 typedef struct dedup_src {
-    gf_src_key key; /* first member: see source_index.h */
-    int64_t updated_ms;
-    uint64_t *seqs; /* ascending, in (max - W, max], last = max */
-    uint32_t n, cap;
+    gf_src_head head; /* first member (source_index.h); last_ms: the last mark */
+    uint64_t *seqs;   /* ascending, in (max - W, max], last = max */
+    size_t n, cap;
 } dedup_src;
 
 struct gf_dedup_window {
@@ -74,8 +74,9 @@ static uint64_t src_max(const dedup_src *s)
     return s->seqs[s->n - 1];
 }
 
-static void src_free(dedup_src *s)
+static void src_free(void *item)
 {
+    dedup_src *s = item;
     if (s != NULL)
         free(s->seqs);
     free(s);
@@ -115,11 +116,11 @@ size_t gf_dedup_sources(const gf_dedup_window *win)
 }
 
 /* First index in s->seqs holding a value >= seq. */
-static uint32_t lower_bound(const dedup_src *s, uint64_t seq)
+static size_t lower_bound(const dedup_src *s, uint64_t seq)
 {
-    uint32_t lo = 0, hi = s->n;
+    size_t lo = 0, hi = s->n;
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         if (s->seqs[mid] < seq)
             lo = mid + 1;
         else
@@ -134,13 +135,13 @@ static gf_dedup_verdict verdict(const gf_dedup_window *win, const dedup_src *s, 
         return GF_DEDUP_NEW;
     if (src_max(s) - seq >= win->w)
         return GF_DEDUP_DUPLICATE;
-    uint32_t i = lower_bound(s, seq);
+    size_t i = lower_bound(s, seq);
     return i < s->n && s->seqs[i] == seq ? GF_DEDUP_DUPLICATE : GF_DEDUP_NEW;
 }
 
 static dedup_src *find(const gf_dedup_window *win, const char *id, size_t *pos)
 {
-    size_t len = strnlen(id, GF_SRC_ID_MAX + 1);
+    size_t len = gf_src_id_len(id);
     return gf_src_index_find(&win->ix, id, len, pos) ? win->ix.items[*pos] : NULL;
 }
 
@@ -148,24 +149,18 @@ gf_err gf_dedup_check(const gf_dedup_window *win, const char *source_id, uint64_
                       gf_dedup_verdict *out)
 {
     size_t pos;
-    if (seq == 0 || gf_src_token_len(source_id, GF_SRC_ID_MAX + 1, GF_SRC_ID_MAX) == 0)
+    if (seq == 0 || gf_src_id_len(source_id) == 0)
         return GF_ERR_INVALID;
     *out = verdict(win, find(win, source_id, &pos), seq);
     return GF_OK;
 }
 
-static gf_err src_reserve(dedup_src *s, uint32_t need)
+static gf_err src_reserve(dedup_src *s, size_t need)
 {
-    if (need <= s->cap)
-        return GF_OK;
-    uint32_t cap = s->cap ? s->cap * 2 : 4;
-    while (cap < need)
-        cap *= 2;
-    uint64_t *p = realloc(s->seqs, (size_t)cap * sizeof *p);
+    uint64_t *p = gf_grow(s->seqs, &s->cap, need, sizeof *p);
     if (p == NULL)
         return GF_ERR_NOMEM;
     s->seqs = p;
-    s->cap = cap;
     return GF_OK;
 }
 
@@ -176,11 +171,11 @@ static gf_err src_add(dedup_src *s, uint32_t w, uint64_t seq)
     if (err != GF_OK)
         return err;
     if (s->n > 0 && seq > src_max(s) && seq > w) {
-        uint32_t keep = lower_bound(s, seq - w + 1);
+        size_t keep = lower_bound(s, seq - w + 1);
         memmove(s->seqs, s->seqs + keep, (s->n - keep) * sizeof *s->seqs);
         s->n -= keep;
     }
-    uint32_t i = lower_bound(s, seq);
+    size_t i = lower_bound(s, seq);
     memmove(s->seqs + i + 1, s->seqs + i, (s->n - i) * sizeof *s->seqs);
     s->seqs[i] = seq;
     s->n++;
@@ -194,7 +189,7 @@ static gf_err src_create(gf_dedup_window *win, const char *id, size_t pos, dedup
     dedup_src *s = calloc(1, sizeof *s);
     if (s == NULL)
         return GF_ERR_NOMEM;
-    gf_src_key_set(&s->key, id, GF_SRC_ID_MAX);
+    gf_src_head_set(&s->head, id, gf_src_id_len(id));
     gf_err err = gf_src_index_insert(&win->ix, pos, s);
     if (err != GF_OK) {
         src_free(s);
@@ -207,7 +202,7 @@ static gf_err src_create(gf_dedup_window *win, const char *id, size_t pos, dedup
 gf_err gf_dedup_mark(gf_dedup_window *win, const char *source_id, uint64_t seq, int64_t now_unix_ms)
 {
     size_t pos;
-    if (seq == 0 || gf_src_token_len(source_id, GF_SRC_ID_MAX + 1, GF_SRC_ID_MAX) == 0)
+    if (seq == 0 || gf_src_id_len(source_id) == 0)
         return GF_ERR_INVALID;
     if (now_unix_ms < 0)
         return GF_ERR_INVALID;
@@ -217,8 +212,8 @@ gf_err gf_dedup_mark(gf_dedup_window *win, const char *source_id, uint64_t seq, 
     gf_err err = s == NULL ? src_create(win, source_id, pos, &s) : GF_OK;
     if (err == GF_OK)
         err = src_add(s, win->w, seq);
-    if (err == GF_OK && (s->n == 1 || now_unix_ms > s->updated_ms))
-        s->updated_ms = now_unix_ms;
+    if (err == GF_OK && (s->n == 1 || now_unix_ms > s->head.last_ms))
+        s->head.last_ms = now_unix_ms;
     if (err != GF_OK && s != NULL && s->n == 0)
         src_free(gf_src_index_remove(&win->ix, pos));
     return err;
@@ -226,18 +221,7 @@ gf_err gf_dedup_mark(gf_dedup_window *win, const char *source_id, uint64_t seq, 
 
 size_t gf_dedup_prune(gf_dedup_window *win, int64_t cutoff_unix_ms)
 {
-    size_t kept = 0, dropped = 0;
-    for (size_t i = 0; i < win->ix.n; i++) {
-        dedup_src *s = win->ix.items[i];
-        if (s->updated_ms < cutoff_unix_ms) {
-            src_free(s);
-            dropped++;
-        } else {
-            win->ix.items[kept++] = s;
-        }
-    }
-    win->ix.n = kept;
-    return dropped;
+    return gf_src_index_prune(&win->ix, cutoff_unix_ms, src_free);
 }
 
 /* ---- encoding: DedupWindow (schemas/gamefn/v1/state.proto) ---------------- */
@@ -254,12 +238,12 @@ static size_t total_gaps(const gf_dedup_window *win)
 static void src_to_msg(dedup_src *s, Gamefn__V1__DedupSource *m, uint64_t *gaps)
 {
     gamefn__v1__dedup_source__init(m);
-    m->source_id = s->key.id;
+    m->source_id = s->head.id;
     m->max_seq = src_max(s);
-    m->updated_unix_ms = s->updated_ms;
+    m->updated_unix_ms = s->head.last_ms;
     m->n_gaps = s->n - 1;
     m->gaps = gaps;
-    for (uint32_t i = 0; i + 1 < s->n; i++)
+    for (size_t i = 0; i + 1 < s->n; i++)
         gaps[i] = s->seqs[s->n - 1 - i] - s->seqs[s->n - 2 - i];
 }
 
@@ -282,13 +266,8 @@ gf_err gf_dedup_encode(const gf_dedup_window *win, uint8_t **out, size_t *len)
     msg.window = win->w;
     msg.n_sources = n;
     msg.sources = ptrs;
-    if (err == GF_OK) {
-        *len = gamefn__v1__dedup_window__get_packed_size(&msg);
-        *out = malloc(*len ? *len : 1);
-        err = *out != NULL ? GF_OK : GF_ERR_NOMEM;
-    }
     if (err == GF_OK)
-        gamefn__v1__dedup_window__pack(&msg, *out);
+        err = gf_pack(&msg.base, out, len);
     free(gaps);
     free(ptrs);
     free(srcs);
@@ -298,9 +277,8 @@ gf_err gf_dedup_encode(const gf_dedup_window *win, uint8_t **out, size_t *len)
 /* Checks one decoded source against W; the ids' order is checked by the caller. */
 static bool src_msg_valid(const Gamefn__V1__DedupSource *m, uint32_t w)
 {
-    size_t idlen = m->source_id ? strlen(m->source_id) : 0;
-    if (gf_src_token_len(m->source_id, idlen, GF_SRC_ID_MAX) != idlen || idlen == 0 ||
-        m->max_seq == 0 || m->updated_unix_ms < 0 || m->n_gaps >= w)
+    if (gf_src_id_len(m->source_id) == 0 || m->max_seq == 0 || m->updated_unix_ms < 0 ||
+        m->n_gaps >= w)
         return false;
     uint64_t dist = 0; /* max_seq - the seq reached so far */
     for (size_t i = 0; i < m->n_gaps; i++) {
@@ -315,16 +293,16 @@ static bool src_msg_valid(const Gamefn__V1__DedupSource *m, uint32_t w)
 static gf_err src_from_msg(gf_dedup_window *win, const Gamefn__V1__DedupSource *m)
 {
     dedup_src *s = calloc(1, sizeof *s);
-    gf_err err = s != NULL ? src_reserve(s, (uint32_t)m->n_gaps + 1) : GF_ERR_NOMEM;
+    gf_err err = s != NULL ? src_reserve(s, m->n_gaps + 1) : GF_ERR_NOMEM;
     if (err == GF_OK)
         err = gf_src_index_insert(&win->ix, win->ix.n, s);
     if (err != GF_OK) {
         src_free(s);
         return err;
     }
-    gf_src_key_set(&s->key, m->source_id, GF_SRC_ID_MAX);
-    s->updated_ms = m->updated_unix_ms;
-    s->n = (uint32_t)m->n_gaps + 1;
+    gf_src_head_set(&s->head, m->source_id, gf_src_id_len(m->source_id));
+    s->head.last_ms = m->updated_unix_ms;
+    s->n = m->n_gaps + 1;
     uint64_t seq = m->max_seq;
     s->seqs[s->n - 1] = seq;
     for (size_t i = 0; i < m->n_gaps; i++)
@@ -340,7 +318,7 @@ static gf_err window_from_msg(const Gamefn__V1__DedupWindow *msg, gf_dedup_windo
         const Gamefn__V1__DedupSource *m = msg->sources[i];
         if (!src_msg_valid(m, win->w))
             return GF_ERR_INVALID;
-        if (i > 0 && gf_src_key_cmp(win->ix.items[i - 1], m->source_id, strlen(m->source_id)) >= 0)
+        if (i > 0 && gf_src_head_cmp(win->ix.items[i - 1], m->source_id, strlen(m->source_id)) >= 0)
             return GF_ERR_INVALID;
         gf_err err = src_from_msg(win, m);
         if (err != GF_OK)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/util.h"
 #include "source_index.h"
 
 typedef struct hole {
@@ -30,11 +31,10 @@ typedef struct hole {
 } hole;
 
 typedef struct gap_src {
-    gf_src_key key; /* first member: see source_index.h */
+    gf_src_head head; /* first member (source_index.h); last_ms: last stored time */
     uint64_t floor, high;
-    int64_t last_ms;
     hole *holes;
-    uint32_t n, cap;
+    size_t n, cap;
 } gap_src;
 
 struct gf_gap_tracker {
@@ -70,8 +70,9 @@ gf_err gf_gap_alloc(const gf_gap_config *cfg, gf_gap_tracker **out)
     return GF_OK;
 }
 
-static void src_free(gap_src *s)
+static void src_free(void *item)
 {
+    gap_src *s = item;
     if (s != NULL)
         free(s->holes);
     free(s);
@@ -93,7 +94,7 @@ static void emit(gf_gap_tracker *t, const gap_src *s, const hole *h, gf_gap_kind
     if (t->cfg.report == NULL)
         return;
     gf_gap_report r = {.kind = kind,
-                       .source_id = s->key.id,
+                       .source_id = s->head.id,
                        .first = h->rep_first,
                        .last = h->rep_last,
                        .opened_unix_ms = h->opened_ms,
@@ -119,7 +120,7 @@ static void fix_floor(gap_src *s)
 
 /* Removes hole i; reports CLOSED when it was the last piece of a reported hole and
  * it was filled (not abandoned). */
-static void remove_hole(gf_gap_tracker *t, gap_src *s, uint32_t i, bool filled)
+static void remove_hole(gf_gap_tracker *t, gap_src *s, size_t i, bool filled)
 {
     hole h = s->holes[i];
     memmove(s->holes + i, s->holes + i + 1, (s->n - i - 1) * sizeof *s->holes);
@@ -132,16 +133,12 @@ static void remove_hole(gf_gap_tracker *t, gap_src *s, uint32_t i, bool filled)
     }
 }
 
-static gf_err reserve_hole(gap_src *s, uint32_t need)
+static gf_err reserve_hole(gap_src *s, size_t need)
 {
-    if (need <= s->cap)
-        return GF_OK;
-    uint32_t cap = s->cap ? s->cap * 2 : 4;
-    hole *p = realloc(s->holes, (size_t)cap * sizeof *p);
+    hole *p = gf_grow(s->holes, &s->cap, need, sizeof *p);
     if (p == NULL)
         return GF_ERR_NOMEM;
     s->holes = p;
-    s->cap = cap;
     return GF_OK;
 }
 
@@ -173,7 +170,7 @@ static gf_err add_hole(gf_gap_tracker *t, gap_src *s, uint64_t first, uint64_t l
 /* With a window W: holes the source has gone W past are missing, not late. */
 static void report_definite(gf_gap_tracker *t, gap_src *s)
 {
-    for (uint32_t i = 0; i < s->n && s->high - s->holes[i].last >= t->cfg.window; i++)
+    for (size_t i = 0; i < s->n && s->high - s->holes[i].last >= t->cfg.window; i++)
         if (!s->holes[i].reported)
             suspect(t, s, &s->holes[i], true);
 }
@@ -193,11 +190,11 @@ static gf_err advance(gf_gap_tracker *t, gap_src *s, uint64_t seq, int64_t ms)
 }
 
 /* The hole holding seq, or s->n. */
-static uint32_t find_hole(const gap_src *s, uint64_t seq)
+static size_t find_hole(const gap_src *s, uint64_t seq)
 {
-    uint32_t lo = 0, hi = s->n;
+    size_t lo = 0, hi = s->n;
     while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         if (s->holes[mid].last < seq)
             lo = mid + 1;
         else
@@ -208,7 +205,7 @@ static uint32_t find_hole(const gap_src *s, uint64_t seq)
 
 static gf_err fill(gf_gap_tracker *t, gap_src *s, uint64_t seq)
 {
-    uint32_t i = find_hole(s, seq);
+    size_t i = find_hole(s, seq);
     if (i == s->n) {
         t->st.old++;
         return GF_OK;
@@ -240,7 +237,7 @@ static void sweep(gf_gap_tracker *t)
     t->next_due = INT64_MAX;
     for (size_t k = 0; k < t->ix.n; k++) {
         gap_src *s = t->ix.items[k];
-        for (uint32_t i = 0; i < s->n; i++) {
+        for (size_t i = 0; i < s->n; i++) {
             hole *h = &s->holes[i];
             if (h->reported)
                 continue;
@@ -254,7 +251,7 @@ static void sweep(gf_gap_tracker *t)
 
 static gf_err get_source(gf_gap_tracker *t, const char *id, uint64_t seq, gap_src **out)
 {
-    size_t len = strnlen(id, GF_SRC_ID_MAX + 1), pos;
+    size_t len = gf_src_id_len(id), pos;
     if (gf_src_index_find(&t->ix, id, len, &pos)) {
         *out = t->ix.items[pos];
         return GF_OK;
@@ -262,7 +259,7 @@ static gf_err get_source(gf_gap_tracker *t, const char *id, uint64_t seq, gap_sr
     gap_src *s = calloc(1, sizeof *s);
     if (s == NULL)
         return GF_ERR_NOMEM;
-    gf_src_key_set(&s->key, id, len);
+    gf_src_head_set(&s->head, id, len);
     s->floor = s->high = seq - 1; /* the past before the first sighting is not ours */
     gf_err err = gf_src_index_insert(&t->ix, pos, s);
     if (err != GF_OK)
@@ -275,7 +272,7 @@ gf_err gf_gap_observe(gf_gap_tracker *t, const char *source_id, uint64_t seq,
                       int64_t stored_unix_ms)
 {
     gap_src *s = NULL;
-    if (seq == 0 || gf_src_token_len(source_id, GF_SRC_ID_MAX + 1, GF_SRC_ID_MAX) == 0)
+    if (seq == 0 || gf_src_id_len(source_id) == 0)
         return GF_ERR_INVALID;
     gf_err err = get_source(t, source_id, seq, &s);
     if (err != GF_OK)
@@ -283,8 +280,8 @@ gf_err gf_gap_observe(gf_gap_tracker *t, const char *source_id, uint64_t seq,
     t->st.events++;
     if (stored_unix_ms > t->clock)
         t->clock = stored_unix_ms;
-    if (stored_unix_ms > s->last_ms)
-        s->last_ms = stored_unix_ms;
+    if (stored_unix_ms > s->head.last_ms)
+        s->head.last_ms = stored_unix_ms;
     if (seq > s->high)
         err = advance(t, s, seq, stored_unix_ms);
     else if (seq <= s->floor)
@@ -306,18 +303,7 @@ void gf_gap_tick(gf_gap_tracker *t, int64_t now_unix_ms)
 
 size_t gf_gap_prune(gf_gap_tracker *t, int64_t cutoff_unix_ms)
 {
-    size_t kept = 0, dropped = 0;
-    for (size_t i = 0; i < t->ix.n; i++) {
-        gap_src *s = t->ix.items[i];
-        if (s->last_ms < cutoff_unix_ms) {
-            src_free(s);
-            dropped++;
-        } else {
-            t->ix.items[kept++] = s;
-        }
-    }
-    t->ix.n = kept;
-    return dropped;
+    return gf_src_index_prune(&t->ix, cutoff_unix_ms, src_free);
 }
 
 void gf_gap_stats_get(const gf_gap_tracker *t, gf_gap_stats *out)
@@ -328,7 +314,7 @@ void gf_gap_stats_get(const gf_gap_tracker *t, gf_gap_stats *out)
     for (size_t k = 0; k < t->ix.n; k++) {
         const gap_src *s = t->ix.items[k];
         out->open_holes += s->n;
-        for (uint32_t i = 0; i < s->n; i++)
+        for (size_t i = 0; i < s->n; i++)
             out->missing += s->holes[i].last - s->holes[i].first + 1;
     }
 }

@@ -4,31 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-size_t gf_src_token_len(const char *s, size_t len, size_t max)
+#include "gamefn/util.h"
+
+size_t gf_src_id_len(const char *id)
 {
-    size_t n = 0;
-    for (; s != NULL && n < len && s[n] != '\0'; n++) {
-        unsigned char c = (unsigned char)s[n];
-        bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                  c == '_' || c == '-';
-        if (!ok || n >= max)
-            return 0;
-    }
-    return n;
+    return gf_token_len(id, GF_SRC_ID_MAX);
 }
 
-bool gf_src_key_set(gf_src_key *k, const char *id, size_t len)
+void gf_src_head_set(gf_src_head *h, const char *id, size_t len)
 {
-    size_t n = gf_src_token_len(id, len, GF_SRC_ID_MAX);
-    if (n == 0)
-        return false;
-    memcpy(k->id, id, n);
-    k->id[n] = '\0';
-    k->len = (uint8_t)n;
-    return true;
+    memcpy(h->id, id, len);
+    h->id[len] = '\0';
+    h->len = (uint8_t)len;
 }
 
-int gf_src_key_cmp(const gf_src_key *a, const char *id, size_t len)
+int gf_src_head_cmp(const gf_src_head *a, const char *id, size_t len)
 {
     size_t m = a->len < len ? a->len : len;
     int c = memcmp(a->id, id, m);
@@ -42,7 +32,7 @@ bool gf_src_index_find(const gf_src_index *ix, const char *id, size_t len, size_
     size_t lo = 0, hi = ix->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = gf_src_key_cmp(ix->items[mid], id, len);
+        int c = gf_src_head_cmp(ix->items[mid], id, len);
         if (c == 0) {
             *pos = mid;
             return true;
@@ -58,14 +48,10 @@ bool gf_src_index_find(const gf_src_index *ix, const char *id, size_t len, size_
 
 gf_err gf_src_index_insert(gf_src_index *ix, size_t pos, void *item)
 {
-    if (ix->n == ix->cap) {
-        size_t cap = ix->cap ? ix->cap * 2 : 4;
-        void **p = realloc(ix->items, cap * sizeof *p);
-        if (p == NULL)
-            return GF_ERR_NOMEM;
-        ix->items = p;
-        ix->cap = cap;
-    }
+    void **p = gf_grow(ix->items, &ix->cap, ix->n + 1, sizeof *p);
+    if (p == NULL)
+        return GF_ERR_NOMEM;
+    ix->items = p;
     memmove(ix->items + pos + 1, ix->items + pos, (ix->n - pos) * sizeof *ix->items);
     ix->items[pos] = item;
     ix->n++;
@@ -78,6 +64,22 @@ void *gf_src_index_remove(gf_src_index *ix, size_t pos)
     memmove(ix->items + pos, ix->items + pos + 1, (ix->n - pos - 1) * sizeof *ix->items);
     ix->n--;
     return item;
+}
+
+size_t gf_src_index_prune(gf_src_index *ix, int64_t cutoff_ms, void (*free_item)(void *))
+{
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < ix->n; i++) {
+        gf_src_head *h = ix->items[i];
+        if (h->last_ms < cutoff_ms) {
+            free_item(h);
+            dropped++;
+        } else {
+            ix->items[kept++] = h;
+        }
+    }
+    ix->n = kept;
+    return dropped;
 }
 
 void gf_src_index_fini(gf_src_index *ix)

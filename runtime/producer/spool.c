@@ -121,20 +121,6 @@ static gf_err seal_active(gf_spool *sp)
     return err;
 }
 
-static gf_err segs_push(gf_spool *sp, uint64_t first)
-{
-    if (sp->nsegs == sp->capsegs) {
-        size_t cap = sp->capsegs ? sp->capsegs * 2 : 16;
-        gf_spool_seg *p = realloc(sp->segs, cap * sizeof *p);
-        if (p == NULL)
-            return GF_ERR_NOMEM;
-        sp->segs = p;
-        sp->capsegs = cap;
-    }
-    sp->segs[sp->nsegs++] = (gf_spool_seg){.first = first};
-    return GF_OK;
-}
-
 static gf_err open_new_segment(gf_spool *sp, uint64_t first)
 {
     char name[32];
@@ -149,7 +135,7 @@ static gf_err open_new_segment(gf_spool *sp, uint64_t first)
         }
         return GF_ERR_IO;
     }
-    gf_err err = segs_push(sp, first);
+    gf_err err = gf_spool_seg_push(&sp->segs, &sp->nsegs, &sp->capsegs, first);
     if (err != GF_OK) {
         close(fd);
         unlinkat(sp->dirfd, name, 0);
@@ -444,13 +430,8 @@ gf_err gf_spool_append(gf_spool *sp, const gf_spool_record *rec)
     gf_err err = reserve(sp, rec->seq);
     if (err == GF_OK)
         err = make_room(sp, rec->seq, size);
-    if (err == GF_OK && sp->buf.cap < size) {
-        uint8_t *p = realloc(sp->buf.p, size);
-        if (p == NULL)
-            return GF_ERR_NOMEM;
-        sp->buf.p = p;
-        sp->buf.cap = size;
-    }
+    if (err == GF_OK)
+        err = gf_spool_buf_reserve(&sp->buf, size);
     if (err == GF_OK)
         err = write_record(sp, rec, size);
     if (err != GF_OK)

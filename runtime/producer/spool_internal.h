@@ -68,6 +68,9 @@ typedef struct gf_spool_state {
  * malformed; GF_ERR_IO when it cannot be read. */
 gf_err gf_spool_state_read(int dirfd, gf_spool_state *st, bool *found);
 
+/* read() until len bytes or the end of the file (*got: how many). */
+gf_err gf_spool_read_all(int fd, uint8_t *p, size_t len, size_t *got);
+
 /* write() until done; GF_ERR_IO on failure. */
 gf_err gf_spool_write_all(int fd, const uint8_t *p, size_t len);
 
@@ -111,5 +114,9 @@ gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, gf_spo
                          gf_spool_scan_stats *st);
 
 void gf_spool_buf_fini(gf_spool_buf *buf);
+gf_err gf_spool_buf_reserve(gf_spool_buf *buf, size_t need);
+
+/* Appends an entry {first} to a growable segment array. */
+gf_err gf_spool_seg_push(gf_spool_seg **segs, size_t *n, size_t *cap, uint64_t first);
 
 #endif

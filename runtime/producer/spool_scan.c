@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "gamefn/log.h"
+#include "gamefn/util.h"
 #include "spool_internal.h"
 
 enum { NAME_DIGITS = 20, NAME_LEN = 4 + NAME_DIGITS + 4 };
@@ -61,17 +62,13 @@ static int seg_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static gf_err seg_push(gf_spool_seg **segs, size_t *n, size_t *cap, uint64_t first)
+gf_err gf_spool_seg_push(gf_spool_seg **segs, size_t *n, size_t *cap, uint64_t first)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-        gf_spool_seg *p = realloc(*segs, ncap * sizeof *p);
-        if (p == NULL)
-            return GF_ERR_NOMEM;
-        *segs = p;
-        *cap = ncap;
-    }
-    (*segs)[(*n)++] = (gf_spool_seg){.first = first};
+    gf_spool_seg *p = gf_grow(*segs, cap, *n + 1, sizeof *p);
+    if (p == NULL)
+        return GF_ERR_NOMEM;
+    *segs = p;
+    p[(*n)++] = (gf_spool_seg){.first = first};
     return GF_OK;
 }
 
@@ -93,7 +90,7 @@ gf_err gf_spool_seg_list(int dirfd, gf_spool_seg **segs, size_t *n)
     uint64_t first;
     while (err == GF_OK && (e = readdir(d)) != NULL)
         if (parse_name(e->d_name, &first))
-            err = seg_push(segs, n, &cap, first);
+            err = gf_spool_seg_push(segs, n, &cap, first);
     closedir(d);
     if (err != GF_OK) {
         free(*segs);
@@ -106,18 +103,12 @@ gf_err gf_spool_seg_list(int dirfd, gf_spool_seg **segs, size_t *n)
     return GF_OK;
 }
 
-static gf_err buf_reserve(gf_spool_buf *buf, size_t need)
+gf_err gf_spool_buf_reserve(gf_spool_buf *buf, size_t need)
 {
-    if (need <= buf->cap)
-        return GF_OK;
-    size_t cap = buf->cap ? buf->cap : 65536;
-    while (cap < need)
-        cap *= 2;
-    uint8_t *p = realloc(buf->p, cap);
+    uint8_t *p = gf_grow(buf->p, &buf->cap, need, 1);
     if (p == NULL)
         return GF_ERR_NOMEM;
     buf->p = p;
-    buf->cap = cap;
     return GF_OK;
 }
 
@@ -135,19 +126,9 @@ static gf_err read_fd(int fd, uint64_t len, gf_spool_buf *buf)
     uint64_t want = (uint64_t)sb.st_size < len ? (uint64_t)sb.st_size : len;
     if (want > SIZE_MAX / 2)
         return GF_ERR_NOMEM;
-    gf_err err = buf_reserve(buf, (size_t)want + 1);
     buf->len = 0;
-    while (err == GF_OK && buf->len < want) {
-        ssize_t n = read(fd, buf->p + buf->len, (size_t)want - buf->len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            err = GF_ERR_IO;
-        if (n <= 0)
-            break;
-        buf->len += (size_t)n;
-    }
-    return err;
+    gf_err err = gf_spool_buf_reserve(buf, (size_t)want + 1);
+    return err == GF_OK ? gf_spool_read_all(fd, buf->p, (size_t)want, &buf->len) : err;
 }
 
 gf_err gf_spool_seg_read(int dirfd, const gf_spool_seg *seg, uint64_t len, gf_spool_buf *buf)

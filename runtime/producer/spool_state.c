@@ -56,24 +56,30 @@ gf_err gf_spool_state_read(int dirfd, gf_spool_state *st, bool *found)
     int fd = openat(dirfd, "state", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? GF_OK : GF_ERR_IO;
-    uint8_t buf[STATE_SIZE + 1];
+    uint8_t buf[STATE_SIZE + 1]; /* one byte more: a longer file is malformed */
     size_t len = 0;
-    gf_err err = GF_OK;
-    while (len < sizeof buf) {
-        ssize_t n = read(fd, buf + len, sizeof buf - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            err = GF_ERR_IO;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
+    gf_err err = gf_spool_read_all(fd, buf, sizeof buf, &len);
     close(fd);
     if (err != GF_OK)
         return err;
     *found = true;
     return state_decode(buf, len, st);
+}
+
+gf_err gf_spool_read_all(int fd, uint8_t *p, size_t len, size_t *got)
+{
+    *got = 0;
+    while (*got < len) {
+        ssize_t n = read(fd, p + *got, len - *got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return GF_ERR_IO;
+        if (n == 0)
+            break;
+        *got += (size_t)n;
+    }
+    return GF_OK;
 }
 
 gf_err gf_spool_write_all(int fd, const uint8_t *p, size_t len)

@@ -19,6 +19,30 @@ void sfx_mkdtemp(char *out, size_t size)
     assert_non_null(mkdtemp(out));
 }
 
+static int64_t fake_clock(void *ctx)
+{
+    return ((sfx_env *)ctx)->now;
+}
+
+int sfx_setup(void **state)
+{
+    sfx_env *e = calloc(1, sizeof *e);
+    assert_non_null(e);
+    sfx_mkdtemp(e->dir, sizeof e->dir);
+    snprintf(e->state, sizeof e->state, "%s/state", e->dir);
+    e->cfg = (gf_spool_config){.dir = e->dir, .clock_ms = fake_clock, .clock_ctx = e};
+    *state = e;
+    return 0;
+}
+
+int sfx_teardown(void **state)
+{
+    sfx_env *e = *state;
+    sfx_rmdir(e->dir);
+    free(e);
+    return 0;
+}
+
 void sfx_rmdir(const char *dir)
 {
     DIR *d = opendir(dir);

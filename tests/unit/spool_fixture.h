@@ -19,8 +19,24 @@ typedef struct sfx_rec {
     uint8_t data[4096];
 } sfx_rec;
 
-/* Creates an empty directory under $TMPDIR (or /tmp); returns it (static storage
- * of the caller: `out` at least 256 bytes). */
+/* A test's spool: a fresh directory, a config with a fake clock (now), paths of
+ * its state file and (once sfx_first_segment is called) first segment, and room for
+ * replayed seqs. */
+typedef struct sfx_env {
+    char dir[256];
+    char seg[320];
+    char state[320];
+    gf_spool_config cfg;
+    int64_t now;
+    uint64_t seqs[4096];
+} sfx_env;
+
+/* cmocka setup / teardown: *state becomes a new sfx_env; teardown removes the
+ * directory and frees it. */
+int sfx_setup(void **state);
+int sfx_teardown(void **state);
+
+/* Creates an empty directory under $TMPDIR (or /tmp) into out (>= 256 bytes). */
 void sfx_mkdtemp(char *out, size_t size);
 
 /* Removes every file in dir, then dir itself. */

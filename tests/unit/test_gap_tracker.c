@@ -30,8 +30,10 @@ static void on_report(void *ctx, const gf_gap_report *r)
     s->n++;
 }
 
+/* A tracker reporting into s (emptied first). */
 static gf_gap_tracker *tracker(seen *s, int64_t grace_ms, uint32_t window, uint32_t max_holes)
 {
+    s->n = 0;
     gf_gap_config cfg = {.grace_ms = grace_ms,
                          .window = window,
                          .max_holes = max_holes,
@@ -60,7 +62,6 @@ static void check_report(const gf_gap_report *r, gf_gap_kind kind, const char *s
 static void in_order_reordered_and_duplicates_are_not_gaps(void **state)
 {
     static seen s;
-    s.n = 0;
     gf_gap_tracker *t = tracker(&s, 1000, 0, 0);
     int64_t ms = 1000000;
     feed(t, "a", 1, 100, &ms);
@@ -83,7 +84,6 @@ static void in_order_reordered_and_duplicates_are_not_gaps(void **state)
 static void loss_is_reported_once_and_closed_by_a_late_replay(void **state)
 {
     static seen s;
-    s.n = 0;
     gf_gap_tracker *t = tracker(&s, 1000, 0, 0);
     int64_t ms = 1000000;
     feed(t, "a", 1, 49, &ms);
@@ -119,7 +119,6 @@ static void loss_is_reported_once_and_closed_by_a_late_replay(void **state)
 static void window_rule_reports_at_once(void **state)
 {
     static seen s;
-    s.n = 0;
     gf_gap_tracker *t = tracker(&s, 3600000, 10, 0);
     int64_t ms = 5000;
     feed(t, "a", 1, 29, &ms);
@@ -137,7 +136,6 @@ static void window_rule_reports_at_once(void **state)
 static void tick_reports_without_new_events(void **state)
 {
     static seen s;
-    s.n = 0;
     gf_gap_tracker *t = tracker(&s, 1000, 0, 0);
     int64_t ms = 0;
     feed(t, "a", 1, 5, &ms);
@@ -157,7 +155,6 @@ static void tick_reports_without_new_events(void **state)
 static void hole_bound_abandons_the_oldest(void **state)
 {
     static seen s;
-    s.n = 0;
     gf_gap_tracker *t = tracker(&s, 1000000, 0, 3);
     int64_t ms = 0;
     for (uint64_t q = 1; q <= 11; q += 2) /* holes 2, 4, 6, 8, 10 */
@@ -184,7 +181,6 @@ static void bad_input_and_prune(void **state)
     bad = (gf_gap_config){.max_holes = 1048577};
     assert_int_equal(gf_gap_alloc(&bad, &t), GF_ERR_INVALID);
     static seen s;
-    s.n = 0;
     t = tracker(&s, 0, 0, 0);
     assert_int_equal(gf_gap_observe(t, "a", 0, 1), GF_ERR_INVALID);
     assert_int_equal(gf_gap_observe(t, "a.b", 1, 1), GF_ERR_INVALID);
@@ -230,7 +226,6 @@ static void random_stream(uint32_t window, uint64_t seed)
     static uint8_t fate[RSRC][RSEQ + 1];
     static arrival a[RSRC * RSEQ * 2];
     static seen s;
-    s.n = 0;
     uint64_t rng = seed;
     size_t n = 0;
     for (uint8_t i = 0; i < RSRC; i++)

@@ -18,39 +18,9 @@
 #include "spool_fixture.h"
 #include "spool_internal.h"
 
-typedef struct env {
-    char dir[256];
-    gf_spool_config cfg;
-    int64_t now; /* the fake clock */
-    uint64_t seqs[4096];
-} env;
-
-static int64_t fake_clock(void *ctx)
-{
-    return ((env *)ctx)->now;
-}
-
-static int setup(void **state)
-{
-    env *e = calloc(1, sizeof *e);
-    assert_non_null(e);
-    sfx_mkdtemp(e->dir, sizeof e->dir);
-    e->cfg = (gf_spool_config){.dir = e->dir, .clock_ms = fake_clock, .clock_ctx = e};
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    env *e = *state;
-    sfx_rmdir(e->dir);
-    free(e);
-    return 0;
-}
-
 static void round_trip(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     assert_int_equal(gf_spool_next_seq(sp), 1);
     sfx_rec r;
@@ -78,7 +48,7 @@ static void round_trip(void **state)
 
 static void restart_recovers_order_and_floor(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     sfx_append(sp, 50, 40);
     gf_spool_close(sp);
@@ -103,7 +73,7 @@ static void restart_recovers_order_and_floor(void **state)
 
 static void crash_keeps_every_record_under_each_policy(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     static const gf_spool_fsync policies[] = {GF_SPOOL_FSYNC_ALWAYS, GF_SPOOL_FSYNC_INTERVAL,
                                               GF_SPOOL_FSYNC_NEVER};
     uint64_t base = 1;
@@ -126,7 +96,7 @@ static void crash_keeps_every_record_under_each_policy(void **state)
 
 static void rotation_and_deletion(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     e->cfg.segment_bytes = 4096;
     gf_spool *sp = sfx_open(&e->cfg);
     sfx_append(sp, 100, 400); /* 465..470-byte frames: 8 per 4 KiB segment */
@@ -161,7 +131,7 @@ static void rotation_and_deletion(void **state)
 
 static void counter_survives_deleting_every_segment(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     sfx_append(sp, 30, 10);
     assert_int_equal(gf_spool_ack(sp, 30), GF_OK);
@@ -187,7 +157,7 @@ static void counter_survives_deleting_every_segment(void **state)
 
 static void size_limit_refuses_and_uses_the_seq(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     e->cfg.segment_bytes = 4096;
     e->cfg.max_bytes = 8192;
     gf_spool *sp = sfx_open(&e->cfg);
@@ -220,7 +190,7 @@ static void size_limit_refuses_and_uses_the_seq(void **state)
 
 static void fsync_policies(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool_stats st;
     e->cfg.fsync = GF_SPOOL_FSYNC_ALWAYS;
     gf_spool *sp = sfx_open(&e->cfg);
@@ -271,7 +241,7 @@ static gf_err stop_after_three(void *ctx, const gf_spool_record *rec)
 
 static void replay_stops_and_resumes(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     sfx_append(sp, 10, 10);
     uint64_t last = 0, rounds = 0;
@@ -284,7 +254,7 @@ static void replay_stops_and_resumes(void **state)
 
 static void bad_arguments(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     gf_spool *other = NULL;
     assert_int_equal(gf_spool_open(&e->cfg, &other), GF_ERR_CONFLICT);
@@ -331,14 +301,13 @@ static void bad_arguments(void **state)
 
 static void malformed_state_file_refuses_to_open(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     gf_spool *sp = sfx_open(&e->cfg);
     sfx_append(sp, 5, 10);
     assert_int_equal(gf_spool_ack(sp, 2), GF_OK);
     gf_spool_close(sp);
 
-    char path[300];
-    snprintf(path, sizeof path, "%s/state", e->dir);
+    const char *path = e->state;
     size_t len = 0;
     uint8_t *good = sfx_read_file(path, &len);
     assert_int_equal(len, 36);
@@ -427,17 +396,20 @@ int main(void)
 {
     gf_log_init("test_spool", GF_LOG_ERROR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(round_trip, setup, teardown),
-        cmocka_unit_test_setup_teardown(restart_recovers_order_and_floor, setup, teardown),
-        cmocka_unit_test_setup_teardown(crash_keeps_every_record_under_each_policy, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(rotation_and_deletion, setup, teardown),
-        cmocka_unit_test_setup_teardown(counter_survives_deleting_every_segment, setup, teardown),
-        cmocka_unit_test_setup_teardown(size_limit_refuses_and_uses_the_seq, setup, teardown),
-        cmocka_unit_test_setup_teardown(fsync_policies, setup, teardown),
-        cmocka_unit_test_setup_teardown(replay_stops_and_resumes, setup, teardown),
-        cmocka_unit_test_setup_teardown(bad_arguments, setup, teardown),
-        cmocka_unit_test_setup_teardown(malformed_state_file_refuses_to_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(round_trip, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(restart_recovers_order_and_floor, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(crash_keeps_every_record_under_each_policy, sfx_setup,
+                                        sfx_teardown),
+        cmocka_unit_test_setup_teardown(rotation_and_deletion, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(counter_survives_deleting_every_segment, sfx_setup,
+                                        sfx_teardown),
+        cmocka_unit_test_setup_teardown(size_limit_refuses_and_uses_the_seq, sfx_setup,
+                                        sfx_teardown),
+        cmocka_unit_test_setup_teardown(fsync_policies, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(replay_stops_and_resumes, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(bad_arguments, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(malformed_state_file_refuses_to_open, sfx_setup,
+                                        sfx_teardown),
         cmocka_unit_test(ack_floor_ring),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,33 +17,6 @@
 #include "gamefn/spool.h"
 #include "spool_fixture.h"
 
-typedef struct env {
-    char dir[256];
-    char seg[320];   /* path of the first segment */
-    char state[320]; /* path of the state file */
-    gf_spool_config cfg;
-    uint64_t seqs[1024];
-} env;
-
-static int setup(void **state)
-{
-    env *e = calloc(1, sizeof *e);
-    assert_non_null(e);
-    sfx_mkdtemp(e->dir, sizeof e->dir);
-    e->cfg = (gf_spool_config){.dir = e->dir};
-    snprintf(e->state, sizeof e->state, "%s/state", e->dir);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    env *e = *state;
-    sfx_rmdir(e->dir);
-    free(e);
-    return 0;
-}
-
 static size_t file_size(const char *path)
 {
     struct stat sb;
@@ -57,9 +30,25 @@ static void check_seqs(const uint64_t *got, size_t n, uint64_t first)
         assert_int_equal(got[i], first + i);
 }
 
+/* Opens the spool, checks what recovery counted and the next seq, and that seqs
+ * 1..records replay; returns the open spool. */
+static gf_spool *open_expect(sfx_env *e, uint64_t torn, uint64_t corrupt, uint64_t next_seq,
+                             size_t records)
+{
+    gf_spool *sp = sfx_open(&e->cfg);
+    gf_spool_stats s;
+    gf_spool_stats_get(sp, &s);
+    assert_int_equal(s.torn_records, torn);
+    assert_int_equal(s.corrupt_records, corrupt);
+    assert_int_equal(s.next_seq, next_seq);
+    assert_int_equal(sfx_replay(sp, 0, e->seqs, 4096), records);
+    check_seqs(e->seqs, records, 1);
+    return sp;
+}
+
 static void torn_tail_at_every_byte_offset(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     sfx_crash_after(&e->cfg, 4, 50);
     sfx_first_segment(e->dir, e->seg, sizeof e->seg);
     size_t good = file_size(e->seg);
@@ -73,24 +62,12 @@ static void torn_tail_at_every_byte_offset(void **state)
     for (size_t cut = good; cut < seg_len; cut++) {
         sfx_write_file(e->seg, seg, cut);
         sfx_write_file(e->state, st, state_len);
-        gf_spool *sp = sfx_open(&e->cfg);
-        gf_spool_stats s;
-        gf_spool_stats_get(sp, &s);
-        assert_int_equal(s.torn_records, cut > good);
-        assert_int_equal(s.corrupt_records, 0);
-        assert_int_equal(s.next_seq, 5); /* seq 5 never completed: free again */
+        /* Seq 5 never completed, so it is free again. */
+        gf_spool *sp = open_expect(e, cut > good, 0, 5, 4);
         assert_int_equal(file_size(e->seg), good);
-        assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 4);
-        check_seqs(e->seqs, 4, 1);
         sfx_append(sp, 1, 77); /* a new seq 5 lands cleanly behind the cut */
         gf_spool_close(sp);
-
-        sp = sfx_open(&e->cfg);
-        gf_spool_stats_get(sp, &s);
-        assert_int_equal(s.torn_records, 0);
-        assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 5);
-        check_seqs(e->seqs, 5, 1);
-        gf_spool_close(sp);
+        gf_spool_close(open_expect(e, 0, 0, 6, 5));
     }
     gf_log_set_level(GF_LOG_ERROR);
     free(seg);
@@ -99,7 +76,7 @@ static void torn_tail_at_every_byte_offset(void **state)
 
 static void garbage_behind_the_last_record(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     sfx_crash_after(&e->cfg, 5, 40);
     sfx_first_segment(e->dir, e->seg, sizeof e->seg);
     size_t len = 0;
@@ -121,16 +98,8 @@ static void garbage_behind_the_last_record(void **state)
                 memcpy(buf + len + 16, seg + 16, n - 16 < len - 16 ? n - 16 : len - 16);
             sfx_write_file(e->seg, buf, len + n);
 
-            gf_spool *sp = sfx_open(&e->cfg);
-            gf_spool_stats s;
-            gf_spool_stats_get(sp, &s);
-            assert_int_equal(s.torn_records, 1);
-            assert_int_equal(s.corrupt_records, 0);
-            assert_int_equal(s.next_seq, 6);
+            gf_spool_close(open_expect(e, 1, 0, 6, 5));
             assert_int_equal(file_size(e->seg), len);
-            assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 5);
-            check_seqs(e->seqs, 5, 1);
-            gf_spool_close(sp);
         }
     }
     gf_log_set_level(GF_LOG_ERROR);
@@ -140,7 +109,7 @@ static void garbage_behind_the_last_record(void **state)
 
 static void flipped_bit_in_the_middle(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     sfx_crash_after(&e->cfg, 2, 60);
     sfx_first_segment(e->dir, e->seg, sizeof e->seg);
     size_t start = file_size(e->seg); /* record 3 spans [start, end) */
@@ -159,16 +128,12 @@ static void flipped_bit_in_the_middle(void **state)
         seg[at[i]] ^= 0x10;
         sfx_write_file(e->state, st, state_len);
 
-        gf_spool *sp = sfx_open(&e->cfg);
+        /* Records 1, 2 replay; the skipped seqs 4..10 are never reused. */
+        gf_spool *sp = open_expect(e, 0, 1, 11, 2);
         gf_spool_stats s;
         gf_spool_stats_get(sp, &s);
-        assert_int_equal(s.corrupt_records, 1);
         assert_int_equal(s.skipped_records, 7);
-        assert_int_equal(s.torn_records, 0);
-        assert_int_equal(s.next_seq, 11); /* the skipped seqs are never reused */
         assert_int_equal(file_size(e->seg), len);
-        assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 2);
-        check_seqs(e->seqs, 2, 1);
         sfx_append(sp, 1, 60); /* into a new segment: the damaged one is sealed */
         assert_int_equal(sfx_count_segments(e->dir), 2);
         gf_spool_close(sp);
@@ -176,7 +141,7 @@ static void flipped_bit_in_the_middle(void **state)
         sp = sfx_open(&e->cfg); /* reported again while the segment exists */
         gf_spool_stats_get(sp, &s);
         assert_int_equal(s.corrupt_records, 1);
-        assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 3);
+        assert_int_equal(sfx_replay(sp, 0, e->seqs, 4096), 3);
         assert_int_equal(e->seqs[2], 11);
         assert_int_equal(gf_spool_ack(sp, 11), GF_OK); /* acked: both deleted */
         assert_int_equal(sfx_count_segments(e->dir), 0);
@@ -191,7 +156,7 @@ static void flipped_bit_in_the_middle(void **state)
 
 static void damage_in_an_older_segment(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     e->cfg.segment_bytes = 4096;
     sfx_crash_after(&e->cfg, 30, 400); /* 8 records a segment: 1..8, 9..16, ... */
     assert_int_equal(sfx_count_segments(e->dir), 4);
@@ -207,7 +172,7 @@ static void damage_in_an_older_segment(void **state)
     gf_spool_stats s;
     gf_spool_stats_get(sp, &s);
     assert_int_equal(s.corrupt_records, 1);
-    size_t n = sfx_replay(sp, 0, e->seqs, 1024);
+    size_t n = sfx_replay(sp, 0, e->seqs, 4096);
     assert_int_equal(n, 30 - 1 - s.skipped_records);
     assert_int_equal(e->seqs[n - 22], 9); /* segments 2..4 whole */
     check_seqs(e->seqs + n - 22, 22, 9);
@@ -218,7 +183,7 @@ static void damage_in_an_older_segment(void **state)
 
 static void stale_frame_of_another_segment_is_not_a_record(void **state)
 {
-    env *e = *state;
+    sfx_env *e = *state;
     e->cfg.segment_bytes = 4096;
     sfx_crash_after(&e->cfg, 12, 400);
     sfx_first_segment(e->dir, e->seg, sizeof e->seg);
@@ -240,7 +205,7 @@ static void stale_frame_of_another_segment_is_not_a_record(void **state)
     gf_spool_stats_get(sp, &s);
     assert_int_equal(s.torn_records, 1);
     assert_int_equal(file_size(e->seg), len1);
-    assert_int_equal(sfx_replay(sp, 0, e->seqs, 1024), 12);
+    assert_int_equal(sfx_replay(sp, 0, e->seqs, 4096), 12);
     check_seqs(e->seqs, 12, 1);
     gf_spool_close(sp);
     free(both);
@@ -252,12 +217,12 @@ int main(void)
 {
     gf_log_init("test_spool_recovery", GF_LOG_ERROR);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(torn_tail_at_every_byte_offset, setup, teardown),
-        cmocka_unit_test_setup_teardown(garbage_behind_the_last_record, setup, teardown),
-        cmocka_unit_test_setup_teardown(flipped_bit_in_the_middle, setup, teardown),
-        cmocka_unit_test_setup_teardown(damage_in_an_older_segment, setup, teardown),
-        cmocka_unit_test_setup_teardown(stale_frame_of_another_segment_is_not_a_record, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(torn_tail_at_every_byte_offset, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(garbage_behind_the_last_record, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(flipped_bit_in_the_middle, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(damage_in_an_older_segment, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(stale_frame_of_another_segment_is_not_a_record, sfx_setup,
+                                        sfx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
