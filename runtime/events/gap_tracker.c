@@ -45,7 +45,7 @@ struct gf_gap_tracker {
     gf_gap_stats st; /* the counters; the rest is computed in gf_gap_stats_get */
 };
 
-enum { DEFAULT_MAX_HOLES = 4096, MAX_HOLES = 1048576 };
+enum { DEFAULT_MAX_HOLES = 4096, MAX_HOLES = 1048576, MAX_WINDOW = 1048576 };
 #define DEFAULT_GRACE_MS INT64_C(60000)
 #define MAX_GRACE_MS     INT64_C(86400000)
 
@@ -58,7 +58,7 @@ gf_err gf_gap_alloc(const gf_gap_config *cfg, gf_gap_tracker **out)
     if (c.max_holes == 0)
         c.max_holes = DEFAULT_MAX_HOLES;
     if (c.grace_ms < 1 || c.grace_ms > MAX_GRACE_MS || c.max_holes > MAX_HOLES ||
-        c.window > MAX_HOLES)
+        c.window > MAX_WINDOW)
         return GF_ERR_INVALID;
     gf_gap_tracker *t = calloc(1, sizeof *t);
     if (t == NULL)

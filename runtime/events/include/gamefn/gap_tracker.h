@@ -63,7 +63,7 @@ typedef void (*gf_gap_report_fn)(void *ctx, const gf_gap_report *r);
 /* Zero fields take the default. */
 typedef struct gf_gap_config {
     int64_t grace_ms;   /* default 60000; 1..86400000 */
-    uint32_t window;    /* W; 0 = grace only */
+    uint32_t window;    /* W; 0 = grace only; at most 1048576 */
     uint32_t max_holes; /* per source; default 4096; 1..1048576 */
     gf_gap_report_fn report;
     void *ctx;
