@@ -50,7 +50,9 @@ void gf_mt_grp_init(gf_mt_grp *g, const gf_mt_hot *s, uint32_t rank, const gf_mt
     st->reach = 1;
     st->party_sum = 0;
     if (s->size > 1) {
-        st->reach |= 1ull << s->size;
+        /* reach is kept for two teams of at most 63 only (sh->two): a party of 64 would
+         * shift a 64-bit word by 64. */
+        st->reach |= sh->two ? 1ull << s->size : 0;
         st->party_sum = s->size;
     }
 }
@@ -95,7 +97,9 @@ static void state_add(gf_mt_grp_state *st, const gf_mt_hot *k, const gf_mt_shape
     st->players += k->size;
     st->common &= k->dcmask;
     if (k->size > 1) {
-        st->reach = (st->reach | (st->reach << k->size)) & sh->below;
+        /* sh->below is 0 unless sh->two (sizes up to 63); `& 63` keeps a party of 64 in
+         * other shapes from shifting by 64. */
+        st->reach = (st->reach | (st->reach << (k->size & 63))) & sh->below;
         st->party_sum += k->size;
     }
     if (k->skill < st->lo)
