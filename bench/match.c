@@ -183,7 +183,7 @@ int gf_bench_match(int argc, char **argv)
                            .datacenters_len = ndc,
                            .queues = &q,
                            .queues_len = 1,
-                           .search_window = 32,
+                           .search_window = 0, /* the default */
                            .clock_skew_ms = 5000};
     char why[256];
     if (gf_match_config_prepare(&cfg, why, sizeof why) != GF_OK) {

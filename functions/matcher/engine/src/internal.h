@@ -157,6 +157,11 @@ typedef struct gf_mt_ctx {
 bool gf_mt_dc_check(const gf_match_dc *dc, const char **key, char *why, size_t size);
 bool gf_mt_queue_check(const gf_match_queue *q, const char **key, char *why, size_t size);
 
+/* config_table.c: writes the default of the row named key of table t into obj (every
+ * row with a default when key is NULL): numbers, durations and enums. False if the row
+ * is missing or its default does not parse (a broken table; a unit test runs it). */
+bool gf_mt_table_default(const gf_cfg_table *t, const char *key, void *obj);
+
 /* ingest.c: validation, expiry, records and id hashes, in one pass over the input. */
 gf_err gf_mt_ingest(gf_mt_ctx *c);
 
