@@ -214,13 +214,15 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
             break;
         }
     }
-    /* Each member's own ping limit, for the chosen and every fallback datacenter. */
+    /* Each member's own ping limit, for the chosen and every fallback datacenter. Totals
+     * count every player: a ticket's (exact) ping times its players. */
     double total_chosen = 0;
     for (uint32_t k = 0; k < m->dc_len; k++) {
         uint32_t dc = ms->dcs[m->dc_first + k];
         double total = 0;
         for (uint32_t j = 0; j < m->len; j++) {
-            double p = ping_to(&t[ms->member[m->first + j]], dc);
+            const gf_match_ticket *tk = &t[ms->member[m->first + j]];
+            double p = ping_to(tk, dc);
             if (isnan(p) || p > l[j].ping_limit) {
                 report(shown, mi,
                        k ? "a fallback datacenter breaks a member's ping limit"
@@ -228,22 +230,22 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
                 bad = true;
                 break;
             }
-            total += p;
+            total += p * (double)tk->players_len;
         }
         if (k == 0)
             total_chosen = total;
     }
-    /* The chosen datacenter has the lowest total ping of all acceptable ones (pings are
-     * rounded up to whole ms by the engine: allow that much). */
+    /* The chosen datacenter has the lowest total ping of all acceptable ones. */
     for (uint32_t dc = 0; dc < cfg->datacenters_len; dc++) {
         double total = 0;
         bool ok = true;
         for (uint32_t j = 0; j < m->len && ok; j++) {
-            double p = ping_to(&t[ms->member[m->first + j]], dc);
+            const gf_match_ticket *tk = &t[ms->member[m->first + j]];
+            double p = ping_to(tk, dc);
             ok = !isnan(p) && p <= l[j].ping_limit;
-            total += p;
+            total += p * (double)tk->players_len;
         }
-        if (ok && total + m->len < total_chosen) {
+        if (ok && total < total_chosen) {
             report(shown, mi, "a datacenter with a lower total ping was acceptable");
             bad = true;
             break;

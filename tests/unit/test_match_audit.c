@@ -1,7 +1,8 @@
 /*
  * test_match_audit.c — the minimal pools of the independent audit of the engine (issue 7,
  * "Engine corrections"), one test per finding, each failing on the engine the audit
- * drove: 64-player parties in a 64v64 shape.
+ * drove: the datacenter choice counts players and exact pings, a ticket's region is
+ * that of its exact lowest ping, 64-player parties in a 64v64 shape.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -17,6 +18,76 @@
 #include "match_fixture.h"
 
 static fx F;
+
+/* ---- 3: the datacenter choice counts every player ------------------------------------ */
+
+static void test_datacenter_choice_counts_players(void **state)
+{
+    (void)state;
+    fx_init(&F, GF_MATCH_HYBRID, "2v2");
+    /* Per player: a = 2 x 10 + 40 + 40 = 100, b = 2 x 50 + 10 + 10 = 120 -> a. Per ticket
+     * (the party counted once) b would win, 70 against 90. */
+    uint32_t p = fx_add(&F, 0, 60000, 1500, 2, "a:10 b:50");
+    fx_add(&F, 0, 60000, 1500, 1, "a:40 b:10");
+    fx_add(&F, 0, 60000, 1500, 1, "a:40 b:10");
+    gf_match_result *r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 1);
+    const gf_match *m = fx_match_of(r, p);
+    assert_non_null(m);
+    assert_int_equal(m->dcs_len, 2);
+    assert_int_equal(m->dcs[0].dc, 0);
+    assert_int_equal(m->dcs[0].total_ping_ms, 100);
+    assert_int_equal(m->dcs[0].max_ping_ms, 40);
+    assert_int_equal(m->dcs[1].dc, 1); /* the fallback, ranked the same way */
+    assert_int_equal(m->dcs[1].total_ping_ms, 120);
+    gf_match_result_free(r);
+
+    /* The public ranking weighs by players too. */
+    const uint16_t party[2] = {10, 50}, solo[2] = {40, 10};
+    gf_match_dc_member mb[3] = {{party, 180, 2, NULL}, {solo, 180, 1, NULL}, {solo, 180, 1, NULL}};
+    gf_match_dc_choice out[2];
+    assert_int_equal(gf_match_dc_rank(mb, 3, 2, out), 2);
+    assert_int_equal(out[0].dc, 0);
+    assert_int_equal(out[0].total_ping_ms, 100);
+}
+
+/* ---- 4: choices on exact pings; limits as before ------------------------------------ */
+
+static void test_choices_on_exact_pings(void **state)
+{
+    (void)state;
+    fx_init(&F, GF_MATCH_HYBRID, "1v1");
+    /* b totals 20.02 against a's 21; rounded up first, a would win (21 against 22). */
+    uint32_t x = fx_add(&F, 0, 60000, 1500, 1, "a:10 b:10.01");
+    fx_add(&F, 0, 60000, 1500, 1, "a:11 b:10.01");
+    gf_match_result *r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 1);
+    const gf_match *m = fx_match_of(r, x);
+    assert_int_equal(m->dcs_len, 2);
+    assert_int_equal(m->dcs[0].dc, 1);
+    assert_int_equal(m->dcs[1].dc, 0);
+    gf_match_result_free(r);
+
+    /* The public ranking, given the exact values. */
+    const uint16_t rx[2] = {10, 11}, ry[2] = {11, 11};
+    const double ex[2] = {10, 10.01}, ey[2] = {11, 10.01};
+    gf_match_dc_member mb[2] = {{rx, 180, 1, ex}, {ry, 180, 1, ey}};
+    gf_match_dc_choice out[2];
+    assert_int_equal(gf_match_dc_rank(mb, 2, 2, out), 2);
+    assert_int_equal(out[0].dc, 1);
+
+    /* A ticket's region is that of its exact lowest ping: c (r2) at 20.3, not a (r1) at
+     * 20.4, though both round up to 21. Limits still compare exactly: 35.5 is over 35. */
+    fx_init(&F, GF_MATCH_HYBRID, "1v1");
+    fx_add(&F, 0, 0, 1500, 1, "a:20.4 c:20.3");
+    uint32_t y = fx_add(&F, 0, 0, 1500, 1, "a:35.5");
+    r = fx_tick(&F);
+    size_t nreg = gf_match_config_regions(&F.cfg);
+    assert_int_equal(r->pools[0 * nreg + 1].players, 1); /* r2 */
+    assert_int_equal(r->pools[0 * nreg + 0].players, 1); /* r1: y */
+    assert_int_equal(fx_unmatched(r, y)->why, GF_MATCH_WHY_PING);
+    gf_match_result_free(r);
+}
 
 /* ---- 5: parties of 64 in a 64v64 shape ------------------------------------------------ */
 
@@ -55,6 +126,8 @@ static void test_64v64_two_parties_of_64(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_datacenter_choice_counts_players),
+        cmocka_unit_test(test_choices_on_exact_pings),
         cmocka_unit_test(test_64v64_two_parties_of_64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,7 +8,8 @@
  *     that member's own limit, and its ping to the chosen datacenter and to every fallback
  *     datacenter is within its own limit (limits recomputed from age, queue and party);
  *   - the reported limits are those limits; the chosen datacenter has the lowest total
- *     ping of all datacenters every member accepts, and the list is in order;
+ *     ping over all players (exact pings) of all datacenters every member accepts, and
+ *     the list is in that order;
  *   - members share a queue, or a playlist when the match is marked merged, and share the
  *     configured match attributes.
  * Seeds are fixed, so a failure names a pool that can be replayed.
@@ -264,16 +265,19 @@ static void check(const world *w, const gf_match_result *r, unsigned seed)
                          m->members[k].ticket, l[k].gap, lo, hi);
         }
         assert_true(fabs(m->skill_spread - (hi - lo)) < 1e-6);
-        /* Each member's own ping limit at the chosen and every fallback datacenter. */
+        /* Each member's own ping limit at the chosen and every fallback datacenter.
+         * Totals count every player (a ticket's ping times its players): the order is on
+         * the exact pings, the reported totals on the pings rounded up. */
         double best_total = INFINITY;
         uint32_t acceptable = 0;
         for (uint32_t d = 0; d < NDC; d++) {
             double total = 0;
             bool ok = true;
             for (uint32_t k = 0; k < m->members_len && ok; k++) {
-                double p = ping_of(&w->t[m->members[k].ticket], d);
+                const gf_match_ticket *t = &w->t[m->members[k].ticket];
+                double p = ping_of(t, d);
                 ok = !isnan(p) && p <= l[k].plimit;
-                total += ceil(p);
+                total += p * (double)t->players_len;
             }
             if (ok) {
                 best_total = fmin(best_total, total);
@@ -294,24 +298,32 @@ static void check(const world *w, const gf_match_result *r, unsigned seed)
             if (!capped)
                 fail_msg("%s: formed by the starvation fallback without a capped member", where);
         }
+        double prev_total = -INFINITY, prev_worst = -INFINITY, first_total = 0;
         for (uint32_t j = 0; j < m->dcs_len; j++) {
             uint32_t d = m->dcs[j].dc;
-            double total = 0;
+            double total = 0, worst = 0, rounded = 0;
             for (uint32_t k = 0; k < m->members_len; k++) {
-                double p = ping_of(&w->t[m->members[k].ticket], d);
+                const gf_match_ticket *t = &w->t[m->members[k].ticket];
+                double p = ping_of(t, d);
                 if (isnan(p) || p > l[k].plimit)
                     fail_msg("%s: datacenter %u (position %u) breaks ticket %u's own ping "
                              "limit %.0f",
                              where, d, j, m->members[k].ticket, l[k].plimit);
-                total += ceil(p);
+                total += p * (double)t->players_len;
+                rounded += ceil(p) * (double)t->players_len;
+                worst = fmax(worst, p);
             }
-            assert_true(m->dcs[j].total_ping_ms == (uint32_t)total);
-            if (j > 0)
-                assert_true(m->dcs[j - 1].total_ping_ms <= m->dcs[j].total_ping_ms);
+            assert_true(m->dcs[j].total_ping_ms == (uint32_t)rounded);
+            if (total < prev_total || (total == prev_total && worst < prev_worst))
+                fail_msg("%s: datacenter %u (position %u) is out of order: total %.3f after %.3f",
+                         where, d, j, total, prev_total);
+            prev_total = total;
+            prev_worst = worst;
+            if (j == 0)
+                first_total = total;
         }
-        if ((double)m->dcs[0].total_ping_ms != best_total)
-            fail_msg("%s: chosen total %u, best acceptable %.0f", where, m->dcs[0].total_ping_ms,
-                     best_total);
+        if (first_total != best_total)
+            fail_msg("%s: chosen total %.3f, best acceptable %.3f", where, first_total, best_total);
     }
 
     /* No player in two matches. */

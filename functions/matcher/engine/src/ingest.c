@@ -55,6 +55,7 @@ static void derive(gf_mt_ctx *c, size_t i, const gf_mt_read *rd, gf_mt_tk *k)
     k->queue = (uint8_t)t->queue;
     k->best = rd->best;
     k->bestdc = rd->bestdc;
+    k->frac = rd->frac;
     k->dcmask = rd->dcmask;
     k->region = t->region != GF_MATCH_REGION_AUTO ? (uint8_t)t->region : c->dc_region[k->bestdc];
 }

@@ -76,7 +76,8 @@ typedef struct gf_mt_cold {
     uint32_t part;
     uint16_t best; /* lowest measured ping, ms (rounded up) */
     uint8_t queue;
-    uint8_t bestdc;
+    uint8_t bestdc; /* the datacenter of its lowest exact ping */
+    bool frac;      /* a ping has a fraction of a ms (c->in holds the exact values) */
 } gf_mt_cold;
 
 /* A valid ticket's full record, as the ingest pass derives it (input order). */
@@ -91,8 +92,9 @@ typedef struct gf_mt_tk {
     uint16_t best;   /* lowest measured ping, ms (rounded up) */
     uint8_t size;    /* players */
     uint8_t queue;
-    uint8_t bestdc;
+    uint8_t bestdc; /* the datacenter of its lowest exact ping */
     uint8_t region; /* population region (named, or that of bestdc) */
+    bool frac;      /* a ping has a fraction of a ms */
 } gf_mt_tk;
 
 typedef struct gf_mt_part {
@@ -173,7 +175,8 @@ typedef struct gf_mt_read {
     uint32_t dcmask;                           /* datacenters within plimit */
     uint16_t plimit;                           /* its ping limit at now (its mode's) */
     uint16_t best;                             /* lowest ping, ms rounded up */
-    uint8_t bestdc;                            /* its datacenter (lowest index on ties) */
+    uint8_t bestdc; /* its datacenter: the lowest exact ping, lowest index on ties */
+    bool frac;      /* some ping has a fraction of a ms: the rounded row is not exact */
 } gf_mt_read;
 
 /* ticket.c: the checks of gf_match_ticket_check(), in the same order with the same

@@ -170,7 +170,8 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
                                   .part = k->part,
                                   .best = k->best,
                                   .queue = k->queue,
-                                  .bestdc = k->bestdc};
+                                  .bestdc = k->bestdc,
+                                  .frac = k->frac};
         uint16_t *row = &c->ping[(size_t)r * c->pstride];
         memcpy(row, &c->rec_ping[(size_t)i * c->ndc], c->ndc * sizeof *c->ping);
         for (uint32_t d = c->ndc; d < c->pstride; d++)

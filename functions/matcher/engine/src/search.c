@@ -31,20 +31,29 @@
 #include "walk.h"
 
 /* Datacenter choice for a group, as gf_match_dc_rank() makes it: every datacenter all
- * members accept, lowest total ping first, then lowest worst ping, then lowest index.
- * A member accepts d iff its dcmask has d (measured and within its own limit), so the
- * candidates are the AND of the masks and no ping needs checking. Returns the count. */
+ * members accept, lowest total ping over all players first (each ticket's ping times its
+ * players), then lowest worst ping, then lowest index, on the exact pings. A member
+ * accepts d iff its dcmask has d (measured and within its own limit), so the candidates
+ * are the AND of the masks and no ping needs checking. The totals are first made from
+ * the rounded pings in rank order; rounding moves a total by less than the players of
+ * the members whose pings have fractions (none for whole-millisecond pings, as on the
+ * wire), so only when two totals are closer than that can the exact order differ: then
+ * the members' exact pings are read from the caller's tickets and gf_match_dc_rank()
+ * ranks them. Returns the count. */
 static size_t group_dcs(const gf_mt_ctx *c, const gf_mt_grp *g, gf_match_dc_choice *out)
 {
-    uint32_t mask = UINT32_MAX;
+    uint32_t mask = UINT32_MAX, band = 0;
     size_t n = 0;
-    for (uint32_t i = 0; i < g->st.len; i++)
-        mask &= c->hot[g->rank[i]].dcmask;
-    for (; mask; mask &= mask - 1) {
-        uint32_t d = (uint32_t)__builtin_ctz(mask), total = 0, worst = 0;
+    for (uint32_t i = 0; i < g->st.len; i++) {
+        uint32_t r = g->rank[i];
+        mask &= c->hot[r].dcmask;
+        band += c->cold[r].frac ? c->hot[r].size : 0;
+    }
+    for (uint32_t m = mask; m; m &= m - 1) {
+        uint32_t d = (uint32_t)__builtin_ctz(m), total = 0, worst = 0;
         for (uint32_t i = 0; i < g->st.len; i++) {
             uint32_t ping = gf_mt_ping(c, g->rank[i], d);
-            total += ping;
+            total += ping * c->hot[g->rank[i]].size;
             worst = ping > worst ? ping : worst;
         }
         size_t j = n++;
@@ -54,7 +63,24 @@ static size_t group_dcs(const gf_mt_ctx *c, const gf_mt_grp *g, gf_match_dc_choi
             out[j] = out[j - 1];
         out[j] = (gf_match_dc_choice){.dc = d, .max_ping_ms = worst, .total_ping_ms = total};
     }
-    return n;
+    bool near = false;
+    for (size_t j = 1; j < n; j++)
+        near |= out[j].total_ping_ms - out[j - 1].total_ping_ms < band;
+    if (!near)
+        return n;
+    gf_match_dc_member mb[GF_MATCH_MAX_PLAYERS];
+    double exact[GF_MATCH_MAX_PLAYERS][GF_MATCH_MAX_DCS];
+    for (uint32_t i = 0; i < g->st.len; i++) {
+        uint32_t r = g->rank[i];
+        const gf_match_ticket *t = &c->in[c->cold[r].in];
+        mb[i] = (gf_match_dc_member){.ping = &c->ping[(size_t)r * c->pstride],
+                                     .limit_ms = c->hot[r].plimit,
+                                     .players = c->hot[r].size,
+                                     .exact = c->cold[r].frac ? exact[i] : NULL};
+        for (size_t k = 0; c->cold[r].frac && k < t->pings_len; k++)
+            exact[i][t->pings[k].dc] = t->pings[k].ms;
+    }
+    return gf_match_dc_rank(mb, g->st.len, c->ndc, out);
 }
 
 static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const gf_mt_grp *g,
@@ -126,15 +152,18 @@ static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const g
     return GF_OK;
 }
 
-/* The seed's accepted datacenters, by its own ping, lowest first. */
+/* The seed's accepted datacenters, by its own ping, lowest first: its exact lowest one
+ * (bestdc) leads, the others follow by rounded ping, then index. */
 static uint32_t seed_dcs(const gf_mt_ctx *c, uint32_t s, uint32_t *out)
 {
-    uint32_t n = 0, m = c->hot[s].dcmask;
+    uint32_t n = 0, m = c->hot[s].dcmask, lead = c->cold[s].bestdc;
     while (m) {
         uint32_t d = (uint32_t)__builtin_ctz(m);
         m &= m - 1;
         uint32_t j = n++;
-        while (j > 0 && gf_mt_ping(c, s, out[j - 1]) > gf_mt_ping(c, s, d)) {
+        uint32_t key = (uint32_t)(d != lead) << 16 | gf_mt_ping(c, s, d);
+        while (j > 0 &&
+               ((uint32_t)(out[j - 1] != lead) << 16 | gf_mt_ping(c, s, out[j - 1])) > key) {
             out[j] = out[j - 1];
             j--;
         }

@@ -180,8 +180,9 @@ static gf_match_bad ping_verdict(const gf_match_ticket *t, size_t ndc)
     return GF_MATCH_BAD_NONE;
 }
 
-/* Pings: checked, rounded up to whole ms into row[dc], the lowest one found, and the
- * datacenters within out->plimit. Rounding up is exact against integer limits:
+/* Pings: checked, rounded up to whole ms into row[dc], the lowest one found (on the
+ * exact values: it names the ticket's region), whether any has a fraction of a ms, and
+ * the datacenters within out->plimit. Rounding up is exact against integer limits:
  * ceil(p) <= L iff p <= L. Every check of every ping is folded into flags without a
  * branch; ping_verdict() names the fault when there is one. */
 static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket *t,
@@ -189,7 +190,9 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
 {
     size_t ndc = cfg->datacenters_len;
     uint64_t seen = 0, fault = 0;
-    uint32_t mask = 0, best = UINT32_MAX, plimit = out->plimit, any = 0;
+    uint32_t mask = 0, bestdc = UINT32_MAX, plimit = out->plimit, any = 0;
+    double best = INFINITY;
+    bool frac = false;
     if (t->pings_len == 0 || !t->pings)
         return GF_MATCH_BAD_NO_DC;
     if (t->pings_len > GF_MATCH_MAX_DCS)
@@ -214,16 +217,19 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
         ms += (double)(int32_t)ms < v;
         if (dc < ndc) /* else a fault: seen below, and the row is not used */
             row[dc] = (uint16_t)ms;
-        uint32_t key = ms << 8 | (dc & 0xff); /* lowest ping, then lowest index */
-        best = key < best ? key : best;
+        frac |= (double)ms != v;
+        bool lower = v < best || (v == best && dc < bestdc); /* lowest ping, then index */
+        best = lower ? v : best;
+        bestdc = lower ? dc : bestdc;
         mask |= (uint32_t)(ms <= plimit) << (dc & 31);
     }
     /* An index past the config (ndc <= 32): 64 or more, or its bit above ndc. */
     fault |= (uint64_t)(any >> 6) | (seen >> ndc);
     if (fault)
         return ping_verdict(t, ndc);
-    out->best = (uint16_t)(best >> 8);
-    out->bestdc = (uint8_t)(best & 0xff);
+    out->best = row[bestdc]; /* ceil is monotone: the lowest rounded ping */
+    out->bestdc = (uint8_t)bestdc;
+    out->frac = frac;
     out->dcmask = mask;
     return GF_MATCH_BAD_NONE;
 }
