@@ -1,8 +1,8 @@
 /*
  * test_match_audit.c — the minimal pools of the independent audit of the engine (issue 7,
  * "Engine corrections"), one test per finding, each failing on the engine the audit
- * drove: the datacenter choice counts players and exact pings, a ticket's region is
- * that of its exact lowest ping, 64-player parties in a 64v64 shape.
+ * drove: a merge only adds partners, the datacenter choice counts players and exact pings, a
+ * ticket's region is that of its exact lowest ping, 64-player parties in a 64v64 shape.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -18,6 +18,50 @@
 #include "match_fixture.h"
 
 static fx F;
+
+/* ---- 2: a merge only adds partners --------------------------------------------------- */
+
+static void test_merge_keeps_own_queue_partners(void **state)
+{
+    (void)state;
+    /* Datacenters a (region r1) and c (region r2); qa and qb in playlist pl, floor 2. */
+    fx_init(&F, GF_MATCH_HYBRID, "1v1");
+    F.queues[0].name = "qa";
+    F.queues[0].playlist = "pl";
+    F.queues[0].population_floor = 2;
+    uint32_t qb = fx_queue(&F, "qb", GF_MATCH_HYBRID, "1v1", "pl");
+    F.queues[qb].population_floor = 2;
+    uint32_t n1 = fx_add(&F, 0, 50000, 1500, 1, "a:20");
+    uint32_t n2 = fx_add(&F, 0, 40000, 1500, 1, "a:20");
+    uint32_t n3 = fx_add(&F, 0, 30000, 1500, 1, "a:20 c:30");
+    uint32_t e = fx_add(&F, 0, 60000, 1500, 1, "a:25 c:30");
+    F.t[e].region = 1; /* r2, where qa has one player: merged there only */
+    gf_match_result *r = fx_tick(&F);
+    size_t nreg = gf_match_config_regions(&F.cfg);
+    assert_true(r->pools[0 * nreg + 1].merged);
+    assert_false(r->pools[0 * nreg + 0].merged);
+    /* e, moved into the playlist's pool, still meets n3 of its own queue: two matches, as
+     * without the playlist. */
+    assert_int_equal(r->matches_len, 2);
+    assert_ptr_equal(fx_match_of(r, e), fx_match_of(r, n3));
+    assert_ptr_equal(fx_match_of(r, n1), fx_match_of(r, n2));
+    assert_false(fx_match_of(r, e)->merged); /* formed in its queue's pool */
+    gf_match_result_free(r);
+
+    /* A qb ticket in r2 joins the merged pool: e meets it there (the merge adds partners),
+     * while the r1 tickets of qa never meet it. */
+    uint32_t f = fx_add(&F, qb, 70000, 1500, 1, "a:40 c:20");
+    F.t[f].region = 1;
+    r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 2);
+    const gf_match *m = fx_match_of(r, f);
+    assert_non_null(m);
+    assert_ptr_equal(fx_match_of(r, e), m);
+    assert_true(m->merged);
+    assert_null(fx_match_of(r, n3));
+    assert_int_equal(fx_unmatched(r, n3)->why, GF_MATCH_WHY_POPULATION);
+    gf_match_result_free(r);
+}
 
 /* ---- 3: the datacenter choice counts every player ------------------------------------ */
 
@@ -126,6 +170,7 @@ static void test_64v64_two_parties_of_64(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_merge_keeps_own_queue_partners),
         cmocka_unit_test(test_datacenter_choice_counts_players),
         cmocka_unit_test(test_choices_on_exact_pings),
         cmocka_unit_test(test_64v64_two_parties_of_64),

@@ -206,11 +206,80 @@ static const char *platform(const gf_match_ticket *t)
     return t->attrs_len ? t->attrs[0].value : "";
 }
 
+/* ---- population and merges, recomputed ------------------------------------------------- */
+
+#define NREG 3 /* x, y, z */
+
+typedef struct pop {
+    bool valid[MAXN];     /* valid and unexpired (from the result's reasons) */
+    int region[MAXN];     /* that of the ticket's lowest exact ping, lower index on ties */
+    bool merged[4][NREG]; /* (queue, region): its playlist is merged there */
+} pop;
+
+static int region_of_dc(uint32_t d)
+{
+    static const int r[NDC] = {0, 0, 1, 2, 2};
+    return r[d];
+}
+
+static void population(const world *w, const gf_match_result *r, pop *p)
+{
+    int players[4][NREG] = {{0}};
+    memset(p, 0, sizeof *p);
+    for (size_t i = 0; i < w->n; i++)
+        p->valid[i] = true;
+    for (size_t k = 0; k < r->unmatched_len; k++) {
+        uint8_t why = r->unmatched[k].why;
+        if (why == GF_MATCH_WHY_INVALID || why == GF_MATCH_WHY_EXPIRED)
+            p->valid[r->unmatched[k].ticket] = false;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        const gf_match_ticket *t = &w->t[i];
+        double best = INFINITY;
+        for (size_t k = 0; k < t->pings_len; k++) {
+            const gf_match_ping *pg = &t->pings[k];
+            if (pg->ms < best || (pg->ms == best && region_of_dc(pg->dc) < p->region[i])) {
+                best = pg->ms;
+                p->region[i] = region_of_dc(pg->dc);
+            }
+        }
+        if (p->valid[i])
+            players[t->queue][p->region[i]] += (int)t->players_len;
+    }
+    for (size_t q = 0; q < w->cfg.queues_len; q++) {
+        for (int g = 0; g < NREG && w->q[q].playlist; g++) {
+            for (size_t o = 0; o < w->cfg.queues_len; o++)
+                p->merged[q][g] |= players[o][g] > 0 && players[o][g] < w->q[o].population_floor;
+        }
+    }
+}
+
+/* May tickets i and j share a match? A merge only adds partners: the same queue, or one
+ * playlist and both in regions where it is merged; and the same match attributes. */
+static bool partners(const world *w, const pop *p, size_t i, size_t j)
+{
+    const gf_match_ticket *a = &w->t[i], *b = &w->t[j];
+    if (w->q[a->queue].match_attributes_len && strcmp(platform(a), platform(b)) != 0)
+        return false;
+    return a->queue == b->queue ||
+           (w->q[a->queue].playlist && w->q[b->queue].playlist &&
+            p->merged[a->queue][p->region[i]] && p->merged[b->queue][p->region[j]]);
+}
+
 static void check(const world *w, const gf_match_result *r, unsigned seed)
 {
     static uint8_t seen[MAXN];
+    static pop P;
     memset(seen, 0, sizeof seen);
     char where[64];
+    population(w, r, &P);
+    /* The engine's merge decisions are the ones recomputed here. */
+    for (size_t k = 0; k < r->pools_len; k++) {
+        const gf_match_pool_stat *ps = &r->pools[k];
+        if (ps->merged != P.merged[ps->queue][ps->region])
+            fail_msg("pool %u: queue %u region %u merged %d, recomputed %d", seed, ps->queue,
+                     ps->region, ps->merged, P.merged[ps->queue][ps->region]);
+    }
 
     for (size_t mi = 0; mi < r->matches_len; mi++) {
         const gf_match *m = &r->matches[mi];
@@ -237,6 +306,15 @@ static void check(const world *w, const gf_match_result *r, unsigned seed)
             if (q0->match_attributes_len &&
                 strcmp(platform(t), platform(&w->t[m->members[0].ticket])) != 0)
                 fail_msg("%s: attributes differ", where);
+            /* Every two members are partners; a merged match is all in merged regions. */
+            for (uint32_t o = 0; o < k; o++) {
+                if (!partners(w, &P, mb->ticket, m->members[o].ticket))
+                    fail_msg("%s: tickets %u and %u are not partners", where, mb->ticket,
+                             m->members[o].ticket);
+            }
+            if (m->merged && !P.merged[t->queue][P.region[mb->ticket]])
+                fail_msg("%s: merged match with ticket %u outside a merged region", where,
+                         mb->ticket);
             if (mb->team >= teams)
                 fail_msg("%s: team %u of %d", where, mb->team, teams);
             team_players[mb->team] += (int)t->players_len;

@@ -20,6 +20,8 @@
  *  - Before a walk, gf_mt_reach_possible (reach.c) may prove that it cannot fill: then it
  *    is skipped and counted as the walk would have been. Matches remove their members
  *    from its counts (gf_mt_reach_take) as from alive[].
+ *  - A merged ticket with a copy in its queue's partition (merge.c) seeds from its merged
+ *    rank first, then from the copy; a match takes both ranks off.
  *  - Most seeds are already matched when their turn comes: c->alive says so from the L1
  *    cache, without touching the seed's records. Seeds come at random ranks, so the next
  *    unmatched seed's records are prefetched while the current one walks, and the walk
@@ -142,9 +144,13 @@ static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const g
     }
     c->members_next += g->st.len;
     for (uint32_t i = 0; i < g->st.len; i++) {
-        uint32_t r = g->rank[i];
+        uint32_t r = g->rank[i], twin = c->twin ? c->twin[r] : GF_MT_NONE;
         c->alive[r >> 6] &= ~(1ull << (r & 63));
         gf_mt_reach_take(rc, r);
+        if (twin != GF_MT_NONE) { /* the ticket's other rank (merge.c) */
+            c->alive[twin >> 6] &= ~(1ull << (twin & 63));
+            gf_mt_reach_take(rc, twin);
+        }
         c->bad[c->cold[r].in] = GF_MT_IN_MATCH;
         res->stats.matched_tickets++;
         res->stats.matched_players += c->hot[r].size;
@@ -170,6 +176,41 @@ static uint32_t seed_dcs(const gf_mt_ctx *c, uint32_t s, uint32_t *out)
         out[j] = d;
     }
     return n;
+}
+
+/* A full valid group around seed rank s in its partition, in *g: the walk's greedy group,
+ * or for a seed whose limits no longer widen the fallback's (*starved set). */
+static bool seed_group(gf_mt_ctx *c, const gf_mt_scratch *x, gf_mt_reach *rc, uint32_t s,
+                       gf_mt_grp *g, bool *starved)
+{
+    const gf_mt_hot *sk = &c->hot[s];
+    const gf_mt_part *p = &c->parts[c->cold[s].part];
+    if (p->players < (uint32_t)p->teams * p->team_size)
+        return false;
+    gf_mt_shape sh = gf_mt_shape_of(p);
+    const gf_match_queue *sq = &c->cfg->queues[c->cold[s].queue];
+    bool per_dc = sq->mode == GF_MATCH_PING_FIRST;
+    uint32_t order[GF_MATCH_MAX_DCS];
+    uint32_t nd = per_dc ? seed_dcs(c, s, order) : 1;
+    /* Limits that no longer widen: the seed will not get a better chance later. */
+    bool settled = (!isfinite(sk->gap) || sk->gap >= sq->curve.skill_cap) &&
+                   sk->plimit >= sq->curve.ping_cap_ms;
+    for (uint32_t i = 0; i < nd; i++) {
+        uint32_t players = 0, seen = 0;
+        uint32_t mask = sk->dcmask & (per_dc ? 1u << order[i] : UINT32_MAX);
+        c->res->stats.seeds_tried++;
+        if (!gf_mt_reach_possible(c, rc, s, p, mask, &sh, &seen)) {
+            c->res->stats.candidates_seen += seen;
+            continue;
+        }
+        gf_mt_grp_init(g, sk, s, &sh, mask);
+        uint32_t n = gf_mt_walk(c, s, p, g, &sh, x->cand, &players);
+        if (g->st.players == sh.players)
+            return true;
+        if (settled && gf_mt_fallback(c, x, s, p, g, n, players, &sh))
+            return *starved = true;
+    }
+    return false;
 }
 
 gf_err gf_mt_search(gf_mt_ctx *c)
@@ -203,35 +244,13 @@ gf_err gf_mt_search(gf_mt_ctx *c)
             __builtin_prefetch(&c->hot[c->seeds[ahead]]);
             __builtin_prefetch(&c->cold[c->seeds[ahead]]);
         }
-        const gf_mt_hot *sk = &c->hot[s];
-        const gf_mt_part *p = &c->parts[c->cold[s].part];
-        if (p->players < (uint32_t)p->teams * p->team_size)
+        /* A merged ticket with a copy in its queue's partition tries that one too. */
+        uint32_t copy = c->twin ? c->twin[s] : GF_MT_NONE;
+        bool starved = false;
+        if (!seed_group(c, &x, &rc, s, &g, &starved) &&
+            (copy == GF_MT_NONE || !seed_group(c, &x, &rc, copy, &g, &starved)))
             continue;
-        gf_mt_shape sh = gf_mt_shape_of(p);
-        const gf_match_queue *sq = &c->cfg->queues[c->cold[s].queue];
-        bool per_dc = sq->mode == GF_MATCH_PING_FIRST;
-        uint32_t order[GF_MATCH_MAX_DCS];
-        uint32_t nd = per_dc ? seed_dcs(c, s, order) : 1;
-        /* Limits that no longer widen: the seed will not get a better chance later. */
-        bool settled = (!isfinite(sk->gap) || sk->gap >= sq->curve.skill_cap) &&
-                       sk->plimit >= sq->curve.ping_cap_ms;
-        bool found = false, starved = false;
-        for (uint32_t i = 0; i < nd && !found; i++) {
-            uint32_t players = 0, seen = 0;
-            uint32_t mask = sk->dcmask & (per_dc ? 1u << order[i] : UINT32_MAX);
-            c->res->stats.seeds_tried++;
-            if (!gf_mt_reach_possible(c, &rc, s, p, mask, &sh, &seen)) {
-                c->res->stats.candidates_seen += seen;
-                continue;
-            }
-            gf_mt_grp_init(&g, sk, s, &sh, mask);
-            uint32_t n = gf_mt_walk(c, s, p, &g, &sh, x.cand, &players);
-            found = g.st.players == sh.players;
-            if (!found && settled)
-                found = starved = gf_mt_fallback(c, &x, s, p, &g, n, players, &sh);
-        }
-        if (!found)
-            continue;
+        const gf_mt_part *p = &c->parts[c->cold[g.rank[0]].part]; /* where it was found */
         size_t nd_g = group_dcs(c, &g, dcs);
         if (nd_g == 0) {
             err = GF_ERR_INVALID; /* broken invariant: every member accepts one datacenter */

@@ -101,6 +101,8 @@ static void free_scratch(gf_mt_ctx *c)
     gf_mt_free(&c->mem, c->alive, c->alive_words, sizeof *c->alive);
     c->alive = NULL;
     gf_mt_free(&c->mem, c->ping, cells, sizeof *c->ping);
+    gf_mt_free(&c->mem, c->twin, c->nv, sizeof *c->twin);
+    c->twin = NULL;
     gf_mt_free(&c->mem, c->cold, c->nv, sizeof *c->cold);
     gf_mt_free(&c->mem, c->hot, c->nv, sizeof *c->hot);
     c->hot = NULL;
