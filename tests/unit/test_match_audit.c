@@ -1,7 +1,8 @@
 /*
  * test_match_audit.c — the minimal pools of the independent audit of the engine (issue 7,
  * "Engine corrections"), one test per finding, each failing on the engine the audit
- * drove: a merge only adds partners, the datacenter choice counts players and exact pings, a
+ * drove: a ticket at its caps is matched when a valid group holding it exists, a merge
+ * only adds partners, the datacenter choice counts players and exact pings, a
  * ticket's region is that of its exact lowest ping, 64-player parties in a 64v64 shape.
  */
 #include <math.h>
@@ -18,6 +19,34 @@
 #include "match_fixture.h"
 
 static fx F;
+
+/* ---- 1: the oldest ticket no longer starves ------------------------------------------- */
+
+static void test_capped_ticket_matched_when_a_group_exists(void **state)
+{
+    (void)state;
+    fx_init(&F, GF_MATCH_SBMM, "5v5");
+    /* S is at both caps (250 s). The eight solos (20 s, gap 306.7) are its nearest, but
+     * no solo fits with the parties at 1650; {S, P5, P4} is valid for every member
+     * (spread 150 <= 150.74 for the 10 s parties, 600 for S) and nothing else holds S. */
+    uint32_t s = fx_add(&F, 0, 250000, 1500, 1, "a:20");
+    for (int i = 0; i < 8; i++)
+        fx_add(&F, 0, 20000, 1380 + 2.5 * i, 1, "a:20");
+    uint32_t p5 = fx_add(&F, 0, 10000, 1650, 5, "a:20");
+    uint32_t p4 = fx_add(&F, 0, 10000, 1650, 4, "a:20");
+    uint32_t y = fx_add(&F, 0, 0, 1650, 1, "a:20");
+    gf_match_result *r = fx_tick(&F);
+    const gf_match *m = fx_match_of(r, s);
+    assert_non_null(m);
+    assert_ptr_equal(fx_match_of(r, p5), m);
+    assert_ptr_equal(fx_match_of(r, p4), m);
+    assert_null(fx_match_of(r, y));
+    assert_true(m->starved);
+    assert_int_equal(m->seed, s);
+    assert_true(r->stats.exact_searches >= 1 && r->stats.exact_matches == 1);
+    assert_int_equal(r->stats.exact_cut, 0);
+    gf_match_result_free(r);
+}
 
 /* ---- 2: a merge only adds partners --------------------------------------------------- */
 
@@ -170,6 +199,7 @@ static void test_64v64_two_parties_of_64(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capped_ticket_matched_when_a_group_exists),
         cmocka_unit_test(test_merge_keeps_own_queue_partners),
         cmocka_unit_test(test_datacenter_choice_counts_players),
         cmocka_unit_test(test_choices_on_exact_pings),

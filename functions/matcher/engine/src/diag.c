@@ -235,6 +235,7 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         gf_match_unmatched *e = &res->unmatched[res->unmatched_len];
         slot[i] = (uint32_t)res->unmatched_len++;
         e->ticket = (uint32_t)i;
+        e->turn = GF_MATCH_NONE;
         e->miss = none;
         e->bad = GF_MATCH_BAD_NONE;
         if (b == GF_MT_EXPIRED) {
@@ -257,8 +258,11 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         for (uint32_t i = lo; i < hi; i++) {
             /* A copy (merge.c) is a neighbour in its queue's partition; its ticket is
              * judged once, from its merged rank. */
-            if (!c->cold[um[i]].copy)
-                judge(c, um, lo, hi, i, remaining, &res->unmatched[slot[c->cold[um[i]].in]]);
+            if (c->cold[um[i]].copy)
+                continue;
+            gf_match_unmatched *e = &res->unmatched[slot[c->cold[um[i]].in]];
+            judge(c, um, lo, hi, i, remaining, e);
+            e->turn = c->turn[um[i]];
         }
         lo = hi;
     }

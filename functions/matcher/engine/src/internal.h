@@ -150,6 +150,8 @@ typedef struct gf_mt_ctx {
     uint64_t *alive; /* [alive_words]: bit r = rank r is not matched yet */
     size_t alive_words;
     uint32_t *seeds; /* [nseeds] ranks that accept a datacenter, oldest first */
+    uint32_t *turn;  /* [nv] by rank: matches formed before its turn as a seed (search.c),
+                        GF_MT_NONE if it had none */
     uint32_t nseeds;
     uint32_t window; /* candidates per seed and datacenter */
 

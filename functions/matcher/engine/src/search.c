@@ -10,12 +10,13 @@
  *    accepts and narrows it (the nearest skills that still share a datacenter).
  *    ping_first seeds: the group is pinned to one datacenter, the seed's own lowest-ping
  *    one first, then the next (first in, first out within a datacenter).
- *  - A seed whose limits have stopped widening (skill gap and ping at their caps) will not
- *    get a better chance in a later tick, so if the greedy group falls short it gets the
- *    fallback (gf_mt_fallback). Younger seeds just wait: their limits widen.
+ *  - A seed whose limits have stopped widening (skill gap and ping at their caps, or
+ *    curves that do not widen) will not get a better chance in a later tick, so if the
+ *    greedy group falls short it gets the exact search (exact.c): it is matched as soon as
+ *    a valid group holding it exists. Younger seeds just wait: their limits widen.
  *  - The match's datacenters are then every one all members accept, best first
  *    (gf_match_dc_rank), and its teams the most balanced split (gf_match_teams_balance).
- *  - Without the fallback this makes exactly the choices of the all-pairs greedy
+ *  - Without the exact search this makes exactly the choices of the all-pairs greedy
  *    reference in bench/match_naive.c, within the window; see docs/MATCHMAKING.md.
  *  - Before a walk, gf_mt_reach_possible (reach.c) may prove that it cannot fill: then it
  *    is skipped and counted as the walk would have been. Matches remove their members
@@ -110,6 +111,7 @@ static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const g
     mt->region = c->dc_region[dcs[0].dc];
     mt->merged = p->merged;
     mt->starved = starved;
+    mt->seed = c->cold[g->rank[0]].in;
     mt->members = c->members_next;
     mt->members_len = g->st.len;
     mt->dcs = c->dcs_next;
@@ -178,57 +180,74 @@ static uint32_t seed_dcs(const gf_mt_ctx *c, uint32_t s, uint32_t *out)
     return n;
 }
 
-/* A full valid group around seed rank s in its partition, in *g: the walk's greedy group,
- * or for a seed whose limits no longer widen the fallback's (*starved set). */
-static bool seed_group(gf_mt_ctx *c, const gf_mt_scratch *x, gf_mt_reach *rc, uint32_t s,
-                       gf_mt_grp *g, bool *starved)
+/* What the search keeps from seed to seed. */
+typedef struct searcher {
+    gf_mt_scratch x;
+    gf_mt_reach rc;
+    gf_mt_exact *exact; /* created when a seed first needs it */
+    gf_mt_grp g;
+} searcher;
+
+/* Limits that no longer widen: at their caps, or on a curve that does not widen. Such a
+ * seed will not get a better chance in a later tick. */
+static bool settled(const gf_match_queue *q, const gf_mt_hot *k)
+{
+    const gf_match_curve *cv = &q->curve;
+    bool skill = !isfinite(k->gap) || k->gap >= cv->skill_cap || cv->skill_alpha == 0;
+    bool ping = q->mode == GF_MATCH_SBMM || k->plimit >= cv->ping_cap_ms || cv->ping_beta_ms == 0;
+    return skill && ping;
+}
+
+/* A full valid group around seed rank s in its partition, into sr->g: the walk's greedy
+ * group, or for a seed whose limits no longer widen the exact search's (*starved set). */
+static gf_err seed_group(gf_mt_ctx *c, searcher *sr, uint32_t s, bool *found, bool *starved)
 {
     const gf_mt_hot *sk = &c->hot[s];
     const gf_mt_part *p = &c->parts[c->cold[s].part];
+    gf_mt_grp *g = &sr->g;
+    *found = false;
     if (p->players < (uint32_t)p->teams * p->team_size)
-        return false;
+        return GF_OK;
     gf_mt_shape sh = gf_mt_shape_of(p);
     const gf_match_queue *sq = &c->cfg->queues[c->cold[s].queue];
     bool per_dc = sq->mode == GF_MATCH_PING_FIRST;
     uint32_t order[GF_MATCH_MAX_DCS];
     uint32_t nd = per_dc ? seed_dcs(c, s, order) : 1;
-    /* Limits that no longer widen: the seed will not get a better chance later. */
-    bool settled = (!isfinite(sk->gap) || sk->gap >= sq->curve.skill_cap) &&
-                   sk->plimit >= sq->curve.ping_cap_ms;
     for (uint32_t i = 0; i < nd; i++) {
         uint32_t players = 0, seen = 0;
         uint32_t mask = sk->dcmask & (per_dc ? 1u << order[i] : UINT32_MAX);
         c->res->stats.seeds_tried++;
-        if (!gf_mt_reach_possible(c, rc, s, p, mask, &sh, &seen)) {
+        if (!gf_mt_reach_possible(c, &sr->rc, s, p, mask, &sh, &seen)) {
             c->res->stats.candidates_seen += seen;
             continue;
         }
         gf_mt_grp_init(g, sk, s, &sh, mask);
-        uint32_t n = gf_mt_walk(c, s, p, g, &sh, x->cand, &players);
-        if (g->st.players == sh.players)
-            return true;
-        if (settled && gf_mt_fallback(c, x, s, p, g, n, players, &sh))
-            return *starved = true;
+        (void)gf_mt_walk(c, s, p, g, &sh, sr->x.cand, &players);
+        if ((*found = g->st.players == sh.players))
+            return GF_OK;
     }
-    return false;
+    if (!settled(sq, sk))
+        return GF_OK;
+    gf_err err = GF_OK;
+    if (!sr->exact && (err = gf_mt_exact_create(c, &sr->rc, &sr->exact)) != GF_OK)
+        return err;
+    *found = *starved = gf_mt_exact_group(c, sr->exact, &sr->rc, s, p, &sh, g);
+    return GF_OK;
 }
 
 gf_err gf_mt_search(gf_mt_ctx *c)
 {
     gf_err err = GF_OK;
-    gf_mt_grp g;
     gf_match_dc_choice dcs[GF_MATCH_MAX_DCS];
-    gf_mt_scratch x = {.cap = (size_t)c->window + GF_MATCH_MAX_PLAYERS};
-    gf_mt_reach rc = {0};
-    x.cand = gf_mt_alloc(&c->mem, c->window, sizeof *x.cand);
-    x.all = gf_mt_alloc(&c->mem, x.cap, sizeof *x.all);
-    x.suffix = gf_mt_alloc(&c->mem, x.cap + 1, sizeof *x.suffix);
-    x.key = gf_mt_alloc(&c->mem, x.cap, sizeof *x.key);
-    if (!x.cand || !x.all || !x.suffix || !x.key) {
+    searcher sr = {.exact = NULL};
+    sr.x.cand = gf_mt_alloc(&c->mem, c->window, sizeof *sr.x.cand);
+    c->turn = gf_mt_alloc(&c->mem, c->nv, sizeof *c->turn);
+    if (!sr.x.cand || !c->turn) {
         err = GF_ERR_NOMEM;
         goto out;
     }
-    if ((err = gf_mt_reach_init(c, &rc)) != GF_OK)
+    memset(c->turn, 0xff, c->nv * sizeof *c->turn);
+    if ((err = gf_mt_reach_init(c, &sr.rc)) != GF_OK)
         goto out;
 
     for (uint32_t si = 0, ahead = 0; si < c->nseeds; si++) {
@@ -244,26 +263,30 @@ gf_err gf_mt_search(gf_mt_ctx *c)
             __builtin_prefetch(&c->hot[c->seeds[ahead]]);
             __builtin_prefetch(&c->cold[c->seeds[ahead]]);
         }
+        c->turn[s] = (uint32_t)c->res->matches_len;
         /* A merged ticket with a copy in its queue's partition tries that one too. */
         uint32_t copy = c->twin ? c->twin[s] : GF_MT_NONE;
-        bool starved = false;
-        if (!seed_group(c, &x, &rc, s, &g, &starved) &&
-            (copy == GF_MT_NONE || !seed_group(c, &x, &rc, copy, &g, &starved)))
+        bool found = false, starved = false;
+        if ((err = seed_group(c, &sr, s, &found, &starved)) != GF_OK)
+            goto out;
+        if (!found && copy != GF_MT_NONE &&
+            (err = seed_group(c, &sr, copy, &found, &starved)) != GF_OK)
+            goto out;
+        if (!found)
             continue;
-        const gf_mt_part *p = &c->parts[c->cold[g.rank[0]].part]; /* where it was found */
-        size_t nd_g = group_dcs(c, &g, dcs);
+        const gf_mt_grp *g = &sr.g;
+        const gf_mt_part *p = &c->parts[c->cold[g->rank[0]].part]; /* where it was found */
+        size_t nd_g = group_dcs(c, g, dcs);
         if (nd_g == 0) {
             err = GF_ERR_INVALID; /* broken invariant: every member accepts one datacenter */
             goto out;
         }
-        if ((err = commit(c, &rc, p, &g, dcs, nd_g, starved)) != GF_OK)
+        if ((err = commit(c, &sr.rc, p, g, dcs, nd_g, starved)) != GF_OK)
             goto out;
     }
 out:
-    gf_mt_reach_free(c, &rc);
-    gf_mt_free(&c->mem, x.cand, c->window, sizeof *x.cand);
-    gf_mt_free(&c->mem, x.all, x.cap, sizeof *x.all);
-    gf_mt_free(&c->mem, x.suffix, x.cap + 1, sizeof *x.suffix);
-    gf_mt_free(&c->mem, x.key, x.cap, sizeof *x.key);
+    gf_mt_exact_free(c, sr.exact);
+    gf_mt_reach_free(c, &sr.rc);
+    gf_mt_free(&c->mem, sr.x.cand, c->window, sizeof *sr.x.cand);
     return err;
 }

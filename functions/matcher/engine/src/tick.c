@@ -97,6 +97,8 @@ static gf_err alloc_output(gf_mt_ctx *c, result_box *box)
 static void free_scratch(gf_mt_ctx *c)
 {
     size_t cells = (size_t)c->nv * c->pstride;
+    gf_mt_free(&c->mem, c->turn, c->nv, sizeof *c->turn);
+    c->turn = NULL;
     gf_mt_free(&c->mem, c->seeds, c->nseeds, sizeof *c->seeds);
     gf_mt_free(&c->mem, c->alive, c->alive_words, sizeof *c->alive);
     c->alive = NULL;

@@ -1,6 +1,5 @@
 /*
- * walk.c — the walk from one seed over its neighbours, the group it grows, and the
- * starvation fallback.
+ * walk.c — the walk from one seed over its neighbours and the group it grows.
  *
  * Design notes:
  *  - From seed s the walk goes outward along the rank order (skill; queue time in FIFO
@@ -14,17 +13,13 @@
  *    valid for every member: the skill range must lie inside every member's own
  *    [skill - gap, skill + gap], some datacenter must still be accepted by everyone, and
  *    the parties must still pack into the shape. The walk stops when the group is full.
- *  - The fallback (for seeds whose limits no longer widen) retries from everything the
- *    walk saw — the members it took and the candidates it passed over — with (1) a
- *    bounded exhaustive search in closeness order, whose first answer keeps the spread
- *    small, then (2) greedy oldest first (older candidates have the widest limits).
+ *  - A seed whose limits no longer widen and whose walk falls short gets the exact search
+ *    (exact.c), which builds its group with gf_mt_grp_offer.
  */
 #include <math.h>
 #include <string.h>
 
 #include "walk.h"
-
-#define DFS_BUDGET 256 /* nodes of the exhaustive fallback per seed */
 
 gf_mt_shape gf_mt_shape_of(const gf_mt_part *p)
 {
@@ -242,90 +237,10 @@ uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
     return n;
 }
 
-static bool greedy(gf_mt_ctx *c, gf_mt_grp *g, const uint32_t *cand, uint32_t n,
-                   const gf_mt_shape *sh)
+bool gf_mt_grp_offer(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt_shape *sh)
 {
-    for (uint32_t i = 0; i < n && g->st.players < sh->players; i++) {
-        const gf_mt_hot *k = &c->hot[cand[i]];
-        if (grp_fits(g, k, sh))
-            grp_add(g, k, cand[i], sh);
-    }
-    return g->st.players == sh->players;
-}
-
-static bool dfs(gf_mt_ctx *c, gf_mt_grp *g, const uint32_t *cand, const uint32_t *suffix,
-                uint32_t n, uint32_t i, const gf_mt_shape *sh, int *budget)
-{
-    if (g->st.players == sh->players)
-        return true;
-    if (i == n || --*budget < 0 || g->st.players + suffix[i] < sh->players)
+    if (!grp_fits(g, k, sh))
         return false;
-    const gf_mt_hot *k = &c->hot[cand[i]];
-    if (grp_fits(g, k, sh)) {
-        gf_mt_grp_state saved = g->st;
-        grp_add(g, k, cand[i], sh);
-        if (dfs(c, g, cand, suffix, n, i + 1, sh, budget))
-            return true;
-        g->by_size[k->size]--;
-        g->st = saved;
-    }
-    return dfs(c, g, cand, suffix, n, i + 1, sh, budget);
-}
-
-/* Sorts ranks by a key (insertion sort: windows are small). */
-static void sort_by(uint32_t *a, uint32_t m, double *key)
-{
-    for (uint32_t i = 1; i < m; i++) {
-        uint32_t v = a[i];
-        double kv = key[i];
-        uint32_t j = i;
-        while (j > 0 && key[j - 1] > kv) {
-            a[j] = a[j - 1];
-            key[j] = key[j - 1];
-            j--;
-        }
-        a[j] = v;
-        key[j] = kv;
-    }
-}
-
-/* The greedy walk left the group short: retry from everything it saw (the members it took
- * and the candidates it passed over) with (1) a bounded exhaustive search in closeness
- * order, whose first answer keeps the spread small, then (2) greedy oldest first (older
- * candidates have the widest limits). True if a full valid group was found (in *g). */
-bool gf_mt_fallback(gf_mt_ctx *c, const gf_mt_scratch *x, uint32_t s, const gf_mt_part *p,
-                    gf_mt_grp *g, uint32_t n, uint32_t cand_players, const gf_mt_shape *sh)
-{
-    const gf_mt_hot *sk = &c->hot[s];
-    uint32_t *all = x->all, *suffix = x->suffix, *cand = x->cand;
-    double *key = x->key;
-    uint32_t m = 0, players = cand_players;
-    for (uint32_t i = 1; i < g->st.len; i++) {
-        all[m++] = g->rank[i];
-        players += c->hot[g->rank[i]].size;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        all[m++] = cand[i];
-    if (sk->size + players < sh->players)
-        return false;
-    uint32_t mask = g->st.common0;
-
-    for (uint32_t i = 0; i < m; i++) {
-        key[i] = p->by_time ? fabs((double)(c->cold[all[i]].queued - c->cold[s].queued))
-                            : fabs(c->hot[all[i]].skill - sk->skill);
-    }
-    sort_by(all, m, key);
-    suffix[m] = 0;
-    for (uint32_t i = m; i-- > 0;)
-        suffix[i] = suffix[i + 1] + c->hot[all[i]].size;
-    int budget = DFS_BUDGET;
-    gf_mt_grp_init(g, sk, s, sh, mask);
-    if (dfs(c, g, all, suffix, m, 0, sh, &budget))
-        return true;
-
-    for (uint32_t i = 0; i < m; i++)
-        key[i] = (double)c->cold[all[i]].queued;
-    sort_by(all, m, key);
-    gf_mt_grp_init(g, sk, s, sh, mask);
-    return greedy(c, g, all, m, sh);
+    grp_add(g, k, rank, sh);
+    return true;
 }
