@@ -311,14 +311,15 @@ int gf_bench_match(int argc, char **argv)
                "\"plain_delta_ping_p95\":%.2f,\"below_cap_matches\":%zu,"
                "\"capped_unmatched\":%zu,\"capped_starved\":%zu,\"capped_undecided\":%zu,"
                "\"below_unmatched\":%zu,\"below_missed\":%zu,\"below_undecided\":%zu,"
-               "\"exact_searches\":%zu,\"exact_matches\":%zu,\"exact_cut\":%zu",
+               "\"below_missed_in_window\":%zu,\"exact_searches\":%zu,\"exact_matches\":%zu,"
+               "\"exact_cut\":%zu",
                o.pool, o.mode_name, o.shape, o.seed, tick_ms, cpu_ms, cold_ms, qe.matches,
                qe.tickets, qe.players, qe.spread_mean, qe.spread_p95, qe.dping_mean, qe.dping_p95,
                qe.team_diff_mean, qe.violations, bytes_per_ticket, total_per_ticket,
                qe.matches - qe.plain_matches, qe.plain_spread_p95, qe.plain_dping_p95,
                qe.below_matches, turns.capped, turns.capped_group, turns.capped_undecided,
-               turns.below, turns.below_group, turns.below_undecided, res->stats.exact_searches,
-               res->stats.exact_matches, res->stats.exact_cut);
+               turns.below, turns.below_group, turns.below_undecided, turns.below_in_window,
+               res->stats.exact_searches, res->stats.exact_matches, res->stats.exact_cut);
         if (o.naive)
             printf(",\"naive_ms\":%.3f,\"speedup\":%.2f,\"naive_matches\":%zu,"
                    "\"naive_tickets_matched\":%zu,\"naive_skill_spread_p95\":%.2f,"

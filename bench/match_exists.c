@@ -318,13 +318,66 @@ void gf_ref_pool_free(gf_ref_pool *p)
     memset(p, 0, sizeof *p);
 }
 
-void gf_ref_check_turns(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
-                        int64_t now, const gf_match_result *res, gf_ref_turns *out)
+/* The `w` tickets of the pool at turn `turn` nearest to ticket `who` (by skill, or by
+ * queue time where its queue is ping_first, as the engine's walk goes), sorted by skill
+ * into out[]. Returns how many. */
+static uint32_t nearest(const gf_match_config *cfg, const gf_match_ticket *t,
+                        const gf_ref_pool *pool, const uint32_t *by_time, uint32_t who,
+                        uint32_t turn, uint32_t w, uint32_t *out)
 {
-    gf_ref_pool pool;
+    bool fifo = cfg->queues[t[who].queue].mode == GF_MATCH_PING_FIRST;
+    const uint32_t *order = fifo ? by_time : pool->order;
+    size_t at = 0;
+    while (order[at] != who)
+        at++;
+    size_t l = at, r = at + 1;
+    uint32_t k = 0;
+    while (k < w && (l > 0 || r < pool->n)) {
+        /* The nearer side; the walk sends ties left. */
+        double dl = INFINITY, dr = INFINITY;
+        if (l > 0)
+            dl = fifo ? (double)(t[who].queued_ms - t[order[l - 1]].queued_ms)
+                      : pool->skill[who] - pool->skill[order[l - 1]];
+        if (r < pool->n)
+            dr = fifo ? (double)(t[order[r]].queued_ms - t[who].queued_ms)
+                      : pool->skill[order[r]] - pool->skill[who];
+        uint32_t i = dl <= dr ? order[--l] : order[r++];
+        if (pool->gone[i] > turn)
+            out[k++] = i;
+    }
+    /* By skill, for the oracle. */
+    for (uint32_t a = 1; a < k; a++) {
+        uint32_t v = out[a], b = a;
+        for (; b > 0 && pool->skill[out[b - 1]] > pool->skill[v]; b--)
+            out[b] = out[b - 1];
+        out[b] = v;
+    }
+    return k;
+}
+
+void gf_ref_check_turns(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
+                        const gf_match_result *res, gf_ref_turns *out)
+{
+    gf_ref_pool pool, win;
     memset(out, 0, sizeof *out);
     if (gf_ref_pool_make(cfg, t, n, now, res, &pool) != 0)
         return;
+    /* The engine's walk window: 4 x search_window tickets, the window at least twice a
+     * match's players (tick.c). */
+    const gf_match_queue *q = &cfg->queues[0];
+    uint32_t w = (uint32_t)cfg->search_window, players = (uint32_t)(q->teams * q->team_size);
+    w = 4 * (w > 2 * players ? w : 2 * players);
+    keyed *kt = malloc((n + 1) * sizeof *kt);
+    uint32_t *by_time = malloc((n + 1) * sizeof *by_time), *near = malloc((w + 1) * sizeof *near);
+    if (!kt || !by_time || !near)
+        goto out;
+    for (size_t i = 0; i < n; i++)
+        kt[i] = (keyed){(double)t[i].queued_ms, (uint32_t)i};
+    qsort(kt, n, sizeof *kt, by_skill);
+    for (size_t i = 0; i < n; i++)
+        by_time[i] = kt[i].i;
+    win = pool;
+    win.order = near;
     for (size_t k = 0; k < res->unmatched_len; k++) {
         const gf_match_unmatched *u = &res->unmatched[k];
         if (u->turn == GF_MATCH_NONE)
@@ -335,11 +388,22 @@ void gf_ref_check_turns(const gf_match_config *cfg, const gf_match_ticket *t, si
             out->capped++;
             out->capped_group += v == GF_REF_GROUP;
             out->capped_undecided += v == GF_REF_UNDECIDED;
-        } else {
-            out->below++;
-            out->below_group += v == GF_REF_GROUP;
-            out->below_undecided += v == GF_REF_UNDECIDED;
+            continue;
         }
+        out->below++;
+        out->below_group += v == GF_REF_GROUP;
+        out->below_undecided += v == GF_REF_UNDECIDED;
+        if (v != GF_REF_GROUP)
+            continue;
+        /* Was the group within what the walk looks at? */
+        win.n = nearest(cfg, t, &pool, by_time, u->ticket, u->turn, w, near);
+        budget = 2000000;
+        out->below_in_window += gf_ref_group_exists(cfg, t, now, u->ticket, &win, u->turn, NULL,
+                                                    &budget) == GF_REF_GROUP;
     }
+out:
+    free(kt);
+    free(by_time);
+    free(near);
     gf_ref_pool_free(&pool);
 }

@@ -96,6 +96,9 @@ int gf_ref_group_exists(const gf_match_config *cfg, const gf_match_ticket *t, in
 typedef struct gf_ref_turns {
     size_t capped, capped_group, capped_undecided; /* limits no longer widen */
     size_t below, below_group, below_undecided;    /* limits still widen */
+    /* of below_group: a group lay among the tickets the engine's walk looks at (the
+     * 4 x search_window nearest); the others were beyond it */
+    size_t below_in_window;
 } gf_ref_turns;
 
 void gf_ref_check_turns(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,

@@ -3,7 +3,8 @@
  * "Engine corrections"), one test per finding, each failing on the engine the audit
  * drove: a ticket at its caps is matched when a valid group holding it exists, a merge
  * only adds partners, the datacenter choice counts players and exact pings, a
- * ticket's region is that of its exact lowest ping, 64-player parties in a 64v64 shape.
+ * ticket's region is that of its exact lowest ping, young parties are not held back by
+ * the nearest solo player, 64-player parties in a 64v64 shape.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -41,9 +42,24 @@ static void test_capped_ticket_matched_when_a_group_exists(void **state)
     assert_ptr_equal(fx_match_of(r, p5), m);
     assert_ptr_equal(fx_match_of(r, p4), m);
     assert_null(fx_match_of(r, y));
-    assert_true(m->starved);
     assert_int_equal(m->seed, s);
-    assert_true(r->stats.exact_searches >= 1 && r->stats.exact_matches == 1);
+    gf_match_result_free(r);
+
+    /* Beyond the walk: with a window of 4 a 1v1 walk sees 16 tickets, here all nearer in
+     * skill but in another datacenter. The exact search skips them (by the words of
+     * acceptance bits) to the one partner in S's datacenter. */
+    fx_init(&F, GF_MATCH_HYBRID, "1v1");
+    F.cfg.search_window = 4;
+    s = fx_add(&F, 0, 250000, 1500, 1, "a:20");
+    for (int i = 0; i < 40; i++)
+        fx_add(&F, 0, 1000 + i, 1500 + i, 1, "b:20");
+    uint32_t far = fx_add(&F, 0, 100000, 1950, 1, "a:30");
+    r = fx_tick(&F);
+    m = fx_match_of(r, s);
+    assert_non_null(m);
+    assert_ptr_equal(fx_match_of(r, far), m);
+    assert_true(m->starved);
+    assert_int_equal(r->stats.exact_matches, 1);
     assert_int_equal(r->stats.exact_cut, 0);
     gf_match_result_free(r);
 }
@@ -162,6 +178,27 @@ static void test_choices_on_exact_pings(void **state)
     gf_match_result_free(r);
 }
 
+/* ---- 6: young parties are not held back by the nearest solo player ------------------- */
+
+static void test_parties_first_when_the_walk_falls_short(void **state)
+{
+    (void)state;
+    fx_init(&F, GF_MATCH_HYBRID, "2v2");
+    /* {P1, P2} is valid (20 apart; gaps 150.7 and 89.5); S is nearer to each, and once a
+     * seed takes it no party fits. The walk saw P2, so a retry parties first finds it. */
+    uint32_t p1 = fx_add(&F, 0, 10000, 1500, 2, "a:20");
+    uint32_t p2 = fx_add(&F, 0, 5000, 1520, 2, "a:20");
+    uint32_t s = fx_add(&F, 0, 0, 1505, 1, "a:20");
+    gf_match_result *r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 1);
+    const gf_match *m = fx_match_of(r, p1);
+    assert_non_null(m);
+    assert_ptr_equal(fx_match_of(r, p2), m);
+    assert_null(fx_match_of(r, s));
+    assert_false(m->starved);
+    gf_match_result_free(r);
+}
+
 /* ---- 5: parties of 64 in a 64v64 shape ------------------------------------------------ */
 
 static void test_64v64_two_parties_of_64(void **state)
@@ -203,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_merge_keeps_own_queue_partners),
         cmocka_unit_test(test_datacenter_choice_counts_players),
         cmocka_unit_test(test_choices_on_exact_pings),
+        cmocka_unit_test(test_parties_first_when_the_walk_falls_short),
         cmocka_unit_test(test_64v64_two_parties_of_64),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

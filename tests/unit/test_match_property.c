@@ -628,6 +628,9 @@ static void test_random_pools(void **state)
                   "(%zu with one); %zu oracle answers checked by brute force\n",
                   sc.capped, sc.below, sc.below_group, sc.brute);
     assert_true(sc.capped > 1000 && sc.brute > 1000);
+    /* Tickets below their caps may wait with a group around (the walk is greedy and
+     * bounded), but few: retrying parties first keeps it near 0.5 % (2.4 % without). */
+    assert_true(sc.below_group * 100 < sc.below);
     assert_true(matches > POOLS);
     assert_true(merged > 100);
     assert_true(invalid > 100);

@@ -168,8 +168,7 @@ static bool fit_two(const fill *f, const uint32_t *cnt)
     for (uint32_t a = 0; a <= f->ts; a++) {
         int64_t hib = room - a < (int64_t)f->ts ? room - a : (int64_t)f->ts;
         int64_t lob = room - a - (int64_t)cnt[1] > 0 ? room - a - (int64_t)cnt[1] : 0;
-        if (reach[a] && lob <= hib &&
-            (reach[a] & ((2ull << hib) - 1) & ~((1ull << lob) - 1)) != 0)
+        if (reach[a] && lob <= hib && (reach[a] & ((2ull << hib) - 1) & ~((1ull << lob) - 1)) != 0)
             return true;
     }
     return false;
@@ -329,7 +328,8 @@ static void side_take(gf_mt_ctx *c, gf_mt_exact *x, gf_mt_reach *rc, uint32_t s,
             x->budget--;
             continue;
         }
-        uint32_t b = right ? (uint32_t)__builtin_ctzll(t->bits) : 63 - (uint32_t)__builtin_clzll(t->bits);
+        uint32_t b =
+            right ? (uint32_t)__builtin_ctzll(t->bits) : 63 - (uint32_t)__builtin_clzll(t->bits);
         uint32_t r = (uint32_t)(t->w << 6) + b;
         t->bits &= ~(1ull << b);
         x->budget--;
@@ -411,7 +411,8 @@ static void sort_keyed(keyed *a, keyed *tmp, uint32_t n)
         in_order++;
     for (uint32_t width = 1; in_order < n && width < n; width *= 2) {
         for (uint32_t lo = 0; lo < n; lo += 2 * width) {
-            uint32_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            uint32_t mid = lo + width < n ? lo + width : n,
+                     hi = lo + 2 * width < n ? lo + 2 * width : n;
             uint32_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi)
                 tmp[k++] = a[j].key < a[i].key ? a[j++] : a[i++];
@@ -432,8 +433,8 @@ static bool fits_range(const xc *k, double lo, double hi, double xs)
 /* Adds k (sign +1) to, or takes it (-1) from, the counts of each datacenter of `mask` it
  * accepts; returns those whose count changed within what a match can use (the fit test
  * reads no more: elsewhere its answer stands). */
-static uint32_t count(uint32_t (*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1], uint32_t *players,
-                      const fill *f, const xc *k, uint32_t mask, int sign)
+static uint32_t count(uint32_t (*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1], uint32_t *players, const fill *f,
+                      const xc *k, uint32_t mask, int sign)
 {
     uint32_t changed = 0, cap = k->size == 1 ? f->players - 1 : f->players / k->size;
     for (uint32_t dm = k->dcmask & mask; dm; dm &= dm - 1) {
@@ -453,7 +454,8 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
                   uint32_t active, best *bw)
 {
     const xc *const *cd = x->cand;
-    uint32_t(*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->cnt, (*lcnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->lcnt;
+    uint32_t(*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->cnt,
+                                            (*lcnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->lcnt;
     uint32_t *lplayers = x->lplayers;
     for (uint32_t n = 0; n < m; n++) { /* by skill: the keys come nearly sorted */
         uint32_t i = n < nl ? nl - 1 - n : n;

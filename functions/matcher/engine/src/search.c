@@ -222,8 +222,9 @@ static gf_err seed_group(gf_mt_ctx *c, searcher *sr, uint32_t s, bool *found, bo
             continue;
         }
         gf_mt_grp_init(g, sk, s, &sh, mask);
-        (void)gf_mt_walk(c, s, p, g, &sh, sr->x.cand, &players);
-        if ((*found = g->st.players == sh.players))
+        uint32_t n = gf_mt_walk(c, s, p, g, &sh, sr->x.cand, &players);
+        if ((*found = g->st.players == sh.players ||
+                      gf_mt_parties_first(c, s, p, g, sr->x.cand, n, &sh, sr->x.all)))
             return GF_OK;
     }
     if (!settled(sq, sk))
@@ -241,8 +242,9 @@ gf_err gf_mt_search(gf_mt_ctx *c)
     gf_match_dc_choice dcs[GF_MATCH_MAX_DCS];
     searcher sr = {.exact = NULL};
     sr.x.cand = gf_mt_alloc(&c->mem, c->window, sizeof *sr.x.cand);
+    sr.x.all = gf_mt_alloc(&c->mem, c->window + GF_MATCH_MAX_PLAYERS, sizeof *sr.x.all);
     c->turn = gf_mt_alloc(&c->mem, c->nv, sizeof *c->turn);
-    if (!sr.x.cand || !c->turn) {
+    if (!sr.x.cand || !sr.x.all || !c->turn) {
         err = GF_ERR_NOMEM;
         goto out;
     }
@@ -288,5 +290,6 @@ out:
     gf_mt_exact_free(c, sr.exact);
     gf_mt_reach_free(c, &sr.rc);
     gf_mt_free(&c->mem, sr.x.cand, c->window, sizeof *sr.x.cand);
+    gf_mt_free(&c->mem, sr.x.all, c->window + GF_MATCH_MAX_PLAYERS, sizeof *sr.x.all);
     return err;
 }

@@ -13,6 +13,10 @@
  *    valid for every member: the skill range must lie inside every member's own
  *    [skill - gap, skill + gap], some datacenter must still be accepted by everyone, and
  *    the parties must still pack into the shape. The walk stops when the group is full.
+ *  - When the greedy group falls short and the walk passed over a party, the same tickets
+ *    are offered again parties first (gf_mt_parties_first): nearest-first greedy lets the
+ *    nearest solo player take the room a party needed (two parties of two in 2v2 with a
+ *    solo player nearer to each). It costs one pass over what the walk already saw.
  *  - A seed whose limits no longer widen and whose walk falls short gets the exact search
  *    (exact.c), which builds its group with gf_mt_grp_offer.
  */
@@ -235,6 +239,41 @@ uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
     c->res->stats.candidates_seen += seen;
     *cand_players = players;
     return n;
+}
+
+/* A ticket's distance to seed s in the walk's order. */
+static double walk_dist(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t s, uint32_t r)
+{
+    return p->by_time ? fabs((double)(c->cold[r].queued - c->cold[s].queued))
+                      : fabs(c->hot[r].skill - c->hot[s].skill);
+}
+
+bool gf_mt_parties_first(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
+                         const uint32_t *cand, uint32_t n, const gf_mt_shape *sh, uint32_t *all)
+{
+    /* Retried only if a party was passed over: otherwise it would take the same. */
+    bool party = false;
+    for (uint32_t i = 0; i < n && !party; i++)
+        party = c->hot[cand[i]].size > 1;
+    if (!party)
+        return false;
+    /* The members and the passed-over candidates, each in walk order (nearest first),
+     * merged back into one nearest-first list. */
+    uint32_t m = 0, a = 1, b = 0, len = g->st.len;
+    while (a < len || b < n) {
+        bool take_a =
+            b == n || (a < len && walk_dist(c, p, s, g->rank[a]) <= walk_dist(c, p, s, cand[b]));
+        all[m++] = take_a ? g->rank[a++] : cand[b++];
+    }
+    gf_mt_grp_init(g, &c->hot[s], s, sh, g->st.common0);
+    for (uint32_t pass = 0; pass < 2 && g->st.players < sh->players; pass++) {
+        for (uint32_t i = 0; i < m && g->st.players < sh->players; i++) {
+            const gf_mt_hot *k = &c->hot[all[i]];
+            if ((k->size > 1) == (pass == 0))
+                (void)gf_mt_grp_offer(g, k, all[i], sh);
+        }
+    }
+    return g->st.players == sh->players;
 }
 
 bool gf_mt_grp_offer(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt_shape *sh)

@@ -34,6 +34,7 @@ typedef struct gf_mt_grp {
 /* Per-tick buffers sized by the window (heap, not stack: windows may be 4096). */
 typedef struct gf_mt_scratch {
     uint32_t *cand; /* [window] candidates the greedy walk passed over */
+    uint32_t *all;  /* [window + GF_MATCH_MAX_PLAYERS] (gf_mt_parties_first) */
 } gf_mt_scratch;
 
 typedef struct gf_mt_shape {
@@ -57,6 +58,13 @@ void gf_mt_grp_init(gf_mt_grp *g, const gf_mt_hot *s, uint32_t rank, const gf_mt
  * *cand_players = their players. */
 uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
                     const gf_mt_shape *sh, uint32_t *cand, uint32_t *cand_players);
+
+/* The walk left *g short (its members, then cand[0..n) passed over): offers the same
+ * tickets again, nearest first, parties before solo players. True if that fills the
+ * group; false at once if no party was passed over. all[]: window + players entries of
+ * scratch. */
+bool gf_mt_parties_first(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
+                         const uint32_t *cand, uint32_t n, const gf_mt_shape *sh, uint32_t *all);
 
 /* Adds k (rank `rank`) to the group if it stays valid for every member and packable. */
 bool gf_mt_grp_offer(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt_shape *sh);
