@@ -4,7 +4,8 @@
  * drove: a ticket at its caps is matched when a valid group holding it exists, a merge
  * only adds partners, the datacenter choice counts players and exact pings, a
  * ticket's region is that of its exact lowest ping, young parties are not held back by
- * the nearest solo player, 64-player parties in a 64v64 shape.
+ * the nearest solo player, 64-player parties in a 64v64 shape; and the two decisions
+ * taken on its questions (an sbmm queue's flat ping limit, negative skills).
  */
 #include <math.h>
 #include <setjmp.h>
@@ -233,6 +234,40 @@ static void test_64v64_two_parties_of_64(void **state)
     gf_match_result_free(r);
 }
 
+/* ---- the two decisions -------------------------------------------------------------- */
+
+static void test_decisions_sbmm_ping_cap_and_negative_skills(void **state)
+{
+    (void)state;
+    /* An sbmm queue accepts ping_cap from the start (it trades ping for skill): two fresh
+     * tickets meet on a 170 ms server; a studio tightens it with the queue's own ping
+     * parameters. */
+    fx_init(&F, GF_MATCH_SBMM, "1v1");
+    uint32_t a = fx_add(&F, 0, 0, 1500, 1, "a:170");
+    fx_add(&F, 0, 0, 1510, 1, "a:165");
+    gf_match_result *r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 1);
+    assert_int_equal(fx_match_of(r, a)->members[0].allowed_ping_ms, 180);
+    gf_match_result_free(r);
+    F.queues[0].curve.ping_cap_ms = 100;
+    r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 0);
+    assert_int_equal(fx_unmatched(r, a)->why, GF_MATCH_WHY_PING);
+    gf_match_result_free(r);
+
+    /* Negative skills are valid (conservative ratings can be negative) and compare as
+     * any others. */
+    fx_init(&F, GF_MATCH_HYBRID, "1v1");
+    uint32_t n1 = fx_add(&F, 0, 0, -120, 1, "a:20");
+    uint32_t n2 = fx_add(&F, 0, 0, -100, 1, "a:20");
+    uint32_t far = fx_add(&F, 0, 0, -300, 1, "a:20");
+    r = fx_tick(&F);
+    assert_int_equal(r->matches_len, 1);
+    assert_ptr_equal(fx_match_of(r, n1), fx_match_of(r, n2));
+    assert_null(fx_match_of(r, far)); /* 180 below: over both fresh gaps */
+    gf_match_result_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_choices_on_exact_pings),
         cmocka_unit_test(test_parties_first_when_the_walk_falls_short),
         cmocka_unit_test(test_64v64_two_parties_of_64),
+        cmocka_unit_test(test_decisions_sbmm_ping_cap_and_negative_skills),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
