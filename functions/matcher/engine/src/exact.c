@@ -86,9 +86,10 @@ struct gf_mt_exact {
     keyed by_end[2 * SIDE], by_low[2 * SIDE], tmp[2 * SIDE];
     /* Per datacenter: tickets in by party size (the sweep's hi), those tolerating lo
      * (lcnt), and their players with the seed's. */
-    uint32_t cnt[GF_MATCH_MAX_DCS][GF_MATCH_MAX_TEAM_SIZE + 1];
-    uint32_t lcnt[GF_MATCH_MAX_DCS][GF_MATCH_MAX_TEAM_SIZE + 1];
+    uint32_t *cnt, *lcnt; /* [ndc][stride] */
     uint32_t lplayers[GF_MATCH_MAX_DCS];
+    uint32_t stride; /* the largest team size of the tick's partitions, + 1 */
+    uint32_t ndc;
     uint64_t *cls;   /* [words][CLASSES]: ranks of the word by party size class ... */
     uint64_t *built; /* [words bits]: ... once built */
     size_t words;
@@ -106,11 +107,17 @@ gf_err gf_mt_exact_create(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact **out)
     if (!x)
         return GF_ERR_NOMEM;
     x->words = c->alive_words;
+    x->stride = 2;
+    for (uint32_t i = 0; i < c->nparts; i++)
+        x->stride = c->parts[i].team_size + 1u > x->stride ? c->parts[i].team_size + 1u : x->stride;
     x->cls = gf_mt_alloc(&c->mem, x->words * CLASSES, sizeof *x->cls);
     x->built = gf_mt_zalloc(&c->mem, (x->words + 63) / 64, sizeof *x->built);
+    x->cnt = gf_mt_alloc(&c->mem, (size_t)c->ndc * x->stride, sizeof *x->cnt);
+    x->lcnt = gf_mt_alloc(&c->mem, (size_t)c->ndc * x->stride, sizeof *x->lcnt);
+    x->ndc = c->ndc;
     x->budget = (int64_t)STEPS_PER_TICKET * c->nv + STEPS_MIN;
     *out = x;
-    if (!x->cls || !x->built) {
+    if (!x->cls || !x->built || !x->cnt || !x->lcnt) {
         gf_mt_exact_free(c, x);
         *out = NULL;
         return GF_ERR_NOMEM;
@@ -122,6 +129,8 @@ void gf_mt_exact_free(gf_mt_ctx *c, gf_mt_exact *x)
 {
     if (!x)
         return;
+    gf_mt_free(&c->mem, x->cnt, (size_t)x->ndc * x->stride, sizeof *x->cnt);
+    gf_mt_free(&c->mem, x->lcnt, (size_t)x->ndc * x->stride, sizeof *x->lcnt);
     gf_mt_free(&c->mem, x->cls, x->words * CLASSES, sizeof *x->cls);
     gf_mt_free(&c->mem, x->built, (x->words + 63) / 64, sizeof *x->built);
     gf_mt_free(&c->mem, x, 1, sizeof *x);
@@ -433,16 +442,17 @@ static bool fits_range(const xc *k, double lo, double hi, double xs)
 /* Adds k (sign +1) to, or takes it (-1) from, the counts of each datacenter of `mask` it
  * accepts; returns those whose count changed within what a match can use (the fit test
  * reads no more: elsewhere its answer stands). */
-static uint32_t count(uint32_t (*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1], uint32_t *players, const fill *f,
-                      const xc *k, uint32_t mask, int sign)
+static uint32_t count(uint32_t *cnt, uint32_t stride, uint32_t *players, const fill *f, const xc *k,
+                      uint32_t mask, int sign)
 {
     uint32_t changed = 0, cap = k->size == 1 ? f->players - 1 : f->players / k->size;
     for (uint32_t dm = k->dcmask & mask; dm; dm &= dm - 1) {
         uint32_t d = (uint32_t)__builtin_ctz(dm);
-        cnt[d][k->size] += (uint32_t)sign;
+        uint32_t *at = &cnt[d * stride + k->size];
+        *at += (uint32_t)sign;
         if (players)
             players[d] += (uint32_t)sign * k->size;
-        changed |= (uint32_t)(cnt[d][k->size] + (sign < 0) <= cap) << d;
+        changed |= (uint32_t)(*at + (sign < 0) <= cap) << d;
     }
     return changed;
 }
@@ -454,8 +464,7 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
                   uint32_t active, best *bw)
 {
     const xc *const *cd = x->cand;
-    uint32_t(*cnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->cnt,
-                                            (*lcnt)[GF_MATCH_MAX_TEAM_SIZE + 1] = x->lcnt;
+    uint32_t *cnt = x->cnt, *lcnt = x->lcnt, st = x->stride;
     uint32_t *lplayers = x->lplayers;
     for (uint32_t n = 0; n < m; n++) { /* by skill: the keys come nearly sorted */
         uint32_t i = n < nl ? nl - 1 - n : n;
@@ -467,7 +476,7 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
     x->budget -= 2 * m;
     for (uint32_t dm = active; dm; dm &= dm - 1) {
         uint32_t d = (uint32_t)__builtin_ctz(dm);
-        memset(lcnt[d], 0, (f->ts + 1) * sizeof lcnt[d][0]);
+        memset(&lcnt[d * st], 0, (f->ts + 1) * sizeof *lcnt);
         lplayers[d] = f->z;
     }
     /* lcnt: the tickets tolerating lo, whatever hi, kept as lo goes down: those above the
@@ -475,19 +484,19 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
      * under its x - g (then its x is above lo, so it had joined). Where they cannot fill
      * the shape, no hi can: that lo is swept only for the datacenters where they can. */
     for (uint32_t i = nl; i < m; i++)
-        (void)count(lcnt, lplayers, f, cd[i], active, 1);
+        (void)count(lcnt, st, lplayers, f, cd[i], active, 1);
     uint32_t pass = 0, dirty = active;
     for (uint32_t j = 0, low = m; j <= nl && x->budget >= 0 && x->narrow >= 0; j++) {
         double lo = j == 0 ? xs : cd[j - 1]->x;
         if (xs - lo >= bw->width)
             break;
         if (j > 0)
-            dirty |= count(lcnt, lplayers, f, cd[j - 1], active, 1);
+            dirty |= count(lcnt, st, lplayers, f, cd[j - 1], active, 1);
         for (; low > 0 && x->by_low[low - 1].key > lo; low--)
-            dirty |= count(lcnt, lplayers, f, cd[x->by_low[low - 1].i], active, -1);
+            dirty |= count(lcnt, st, lplayers, f, cd[x->by_low[low - 1].i], active, -1);
         for (uint32_t dm = dirty; dm; dm &= dm - 1) {
             uint32_t d = (uint32_t)__builtin_ctz(dm);
-            bool ok = lplayers[d] >= f->players && fit(x, f, lcnt[d]);
+            bool ok = lplayers[d] >= f->players && fit(x, f, &lcnt[d * st]);
             pass = (pass & ~(1u << d)) | (uint32_t)ok << d;
             x->budget--;
         }
@@ -495,7 +504,7 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
         if (!pass)
             continue;
         for (uint32_t dm = pass; dm; dm &= dm - 1)
-            memset(cnt[__builtin_ctz(dm)], 0, (f->ts + 1) * sizeof cnt[0][0]);
+            memset(&cnt[__builtin_ctz(dm) * st], 0, (f->ts + 1) * sizeof *cnt);
         /* Joins in order of the skill they join at: the seed's for cand[0, nl), then
          * cand[nl, m) by skill. Leaves in order of x + g. */
         uint32_t i = 0, e = 0;
@@ -507,18 +516,18 @@ static void sweep(gf_mt_exact *x, const fill *f, uint32_t nl, uint32_t m, double
             for (; e < m && x->by_end[e].key < h; e++) {
                 const xc *k = cd[x->by_end[e].i];
                 if (k->a <= lo && lo <= k->x)
-                    (void)count(cnt, NULL, f, k, pass, -1);
+                    (void)count(cnt, st, NULL, f, k, pass, -1);
             }
             uint32_t grew = 0;
             for (; i < m && (i < nl ? xs : cd[i]->x) == h; i++) {
                 const xc *k = cd[i];
                 if (k->a <= lo && lo <= k->x && h <= k->b)
-                    grew |= count(cnt, NULL, f, k, pass, 1);
+                    grew |= count(cnt, st, NULL, f, k, pass, 1);
             }
             for (uint32_t dm = grew; dm && !hit; dm &= dm - 1) {
                 uint32_t d = (uint32_t)__builtin_ctz(dm);
                 x->budget--;
-                if (fit(x, f, cnt[d])) {
+                if (fit(x, f, &cnt[d * st])) {
                     if (bw->dc == GF_MT_NONE) /* narrowing may cost this much from now */
                         x->narrow = NARROW * (int64_t)m;
                     *bw = (best){.lo = lo, .hi = h, .width = h - lo, .dc = d};
@@ -612,14 +621,14 @@ bool gf_mt_exact_group(gf_mt_ctx *c, gf_mt_exact *x, gf_mt_reach *rc, uint32_t s
         uint32_t active = 0;
         for (uint32_t dm = sk->dcmask; dm; dm &= dm - 1) {
             uint32_t d = (uint32_t)__builtin_ctz(dm);
-            memset(x->lcnt[d], 0, (f.ts + 1) * sizeof x->lcnt[d][0]);
+            memset(&x->lcnt[d * x->stride], 0, (f.ts + 1) * sizeof *x->lcnt);
             x->lplayers[d] = f.z;
         }
         for (uint32_t i = 0; i < m; i++)
-            (void)count(x->lcnt, x->lplayers, &f, x->cand[i], sk->dcmask, 1);
+            (void)count(x->lcnt, x->stride, x->lplayers, &f, x->cand[i], sk->dcmask, 1);
         for (uint32_t dm = sk->dcmask; dm; dm &= dm - 1) {
             uint32_t d = (uint32_t)__builtin_ctz(dm);
-            if (x->lplayers[d] >= f.players && fit(x, &f, x->lcnt[d]))
+            if (x->lplayers[d] >= f.players && fit(x, &f, &x->lcnt[d * x->stride]))
                 active |= 1u << d;
         }
         x->budget -= m;
