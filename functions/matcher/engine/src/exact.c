@@ -4,26 +4,35 @@
  * Design notes:
  *  - Such a seed gets no better chance in a later tick, so when the nearest-first walk
  *    falls short it is matched as soon as a valid group containing it exists: this search
- *    finds one whenever there is one among its candidates (below), and of those the one
- *    with the narrowest skill range.
- *  - Candidates, per datacenter d the seed accepts: the unmatched tickets of its
- *    partition that accept d, are mutually skill-compatible with the seed and share its
- *    match attributes, nearest first on each side, up to SIDE of them and WORDS words of
- *    ranks per side (the per-word acceptance bits, gf_mt_reach_acc, skip the tickets that
- *    do not accept d 64 at a time). Every member of a group accepts one datacenter, so a
- *    group exists iff it exists among one datacenter's candidates.
+ *    finds one whenever there is one among its candidates (below) — usually one of the
+ *    narrowest skill range among them (the narrowing is bounded: NARROW).
+ *  - First, a necessary test over whole words of the seed's skill window (window_may_fill):
+ *    which party sizes occur at all among the unmatched tickets there that accept one of
+ *    its datacenters. If not even all of those could fill the shape, there is no group
+ *    however far one looks; that is the usual end of a seed at its caps that stays
+ *    unmatched (a party whose team needs a solo player, and none is left), so it is proven
+ *    in one pass, not by a search.
+ *  - Candidates: the unmatched tickets of its partition that accept one of the seed's
+ *    datacenters, are mutually skill-compatible with it and share its match attributes,
+ *    nearest first on each side: FIRST_SIDE per side, then SIDE_GROWTH times as many, up
+ *    to SIDE, each wider look resuming the scan, only while a bound (not the end of the
+ *    candidates) stopped the last one; at most WORDS words of ranks per side (the per-word
+ *    acceptance bits, gf_mt_reach_acc, skip tickets accepting none of them 64 at a time).
+ *    Every member of a group accepts one datacenter, so a group exists iff it exists among
+ *    one datacenter's candidates; all datacenters are swept at once, with counts each.
  *  - Skill. With lo and hi the lowest and highest skills of a set holding the seed, the
  *    set is valid iff every member i has x_i - g_i <= lo and hi <= x_i + g_i (x: skill,
  *    g: its own gap). So ticket i fits a range [lo, hi] iff lo lies in [x_i - g_i, x_i]
  *    and hi in [x_i, x_i + g_i], and tickets that all fit one range form a valid group
  *    (their real range lies inside it). lo goes down from the seed's skill over the
- *    candidates' below it (the lowest member is the seed or one of them); for each, hi
+ *    candidates' below it (the lowest member is the seed or one of them); a lo whose
+ *    tolerating tickets (whatever hi) cannot fill the shape is skipped; otherwise hi
  *    sweeps up over the candidates' skills, a ticket joining at its skill (at the seed's
  *    for those below it) and leaving past x + g, and after each join the fit test asks
  *    whether the tickets in can fill the shape around the seed. The first hi that can is
- *    the narrowest range for that lo; the narrowest over every lo wins, and lo stops once
- *    the seed's skill minus lo reaches it. O(m^2) for m candidates at worst. In FIFO
- *    partitions (all ping_first) nobody limits skill: every candidate fits.
+ *    the narrowest range for that lo; lo stops once the seed's skill minus lo reaches the
+ *    narrowest found. O(m^2) for m candidates at worst. In FIFO partitions (all
+ *    ping_first) nobody limits skill: every candidate fits.
  *  - Fit. Only how many fitting tickets of each party size there are matters. Two teams
  *    of at most 63: the reachable (team A, team B) party fills are a bit set per A fill,
  *    built party by party (the seed's party in team A); solo players fill the rest.
@@ -32,10 +41,10 @@
  *    parties of a minimal count vector (a fill of it uses every one of its parties) and
  *    the solo players it needs, each the nearest to the seed of its size.
  *  - Cost is bounded per seed (SIDE, WORDS) and per tick (a budget of STEPS_PER_TICKET
- *    steps per ticket plus STEPS_MIN: words scanned and candidates swept). A search that
- *    a bound cut short is counted (stats.exact_cut): when there are none, every seed at
- *    its caps that stayed unmatched had no valid group among its partition's tickets
- *    within reach of the bounds.
+ *    steps per ticket plus STEPS_MIN: words and tickets looked at, sweep steps; about 20
+ *    ns a step). A search that found nothing after a bound cut it short is counted
+ *    (stats.exact_cut): when there are none, every seed at its caps that stayed unmatched
+ *    had no valid group in its partition.
  * One thread owns a gf_mt_exact; the search creates it and frees it.
  */
 #include <math.h>
