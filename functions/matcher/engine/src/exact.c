@@ -60,7 +60,8 @@
 #define NARROW           4 /* x candidates: steps spent narrowing a group once found */
 #define STEPS_PER_TICKET 8
 #define STEPS_MIN        (1 << 18)
-#define CLASSES          8 /* party sizes 1..7 told apart in a word's class bits; 8+ lumped */
+#define CLASSES          8  /* party sizes 1..7 told apart in a word's class bits; 8+ lumped */
+#define BLOCK_WORDS      64 /* words of ranks per block of the window test's counts */
 
 typedef struct xc {
     double x, a, b; /* skill, skill - gap, skill + gap */
@@ -102,10 +103,27 @@ struct gf_mt_exact {
     uint64_t *cls;   /* [words][CLASSES]: ranks of the word by party size class ... */
     uint64_t *built; /* [words bits]: ... once built */
     size_t words;
+    uint32_t *blk; /* [blocks][ndc][CLASSES]: unmatched ranks of a block of BLOCK_WORDS
+                      words accepting d, by class (kept by gf_mt_exact_take) */
+    size_t blocks;
     int64_t budget; /* steps left in the tick */
     int64_t narrow; /* once a group is found: steps left to look for a narrower one */
     bool cut;       /* the current search hit a bound */
 };
+
+static uint32_t class_of(uint32_t size)
+{
+    return (size < CLASSES ? size : CLASSES) - 1;
+}
+
+/* Rank r joins (+1) or leaves (-1) its block's counts. */
+static void block_count(const gf_mt_ctx *c, gf_mt_exact *x, uint32_t r, int sign)
+{
+    const gf_mt_hot *k = &c->hot[r];
+    uint32_t *at = &x->blk[((size_t)(r >> 6) / BLOCK_WORDS * x->ndc) * CLASSES + class_of(k->size)];
+    for (uint32_t dm = k->dcmask; dm; dm &= dm - 1)
+        at[__builtin_ctz(dm) * CLASSES] += (uint32_t)sign;
+}
 
 gf_err gf_mt_exact_create(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact **out)
 {
@@ -124,20 +142,35 @@ gf_err gf_mt_exact_create(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact **out)
     x->cnt = gf_mt_alloc(&c->mem, (size_t)c->ndc * x->stride, sizeof *x->cnt);
     x->lcnt = gf_mt_alloc(&c->mem, (size_t)c->ndc * x->stride, sizeof *x->lcnt);
     x->ndc = c->ndc;
+    x->blocks = (x->words + BLOCK_WORDS - 1) / BLOCK_WORDS;
+    x->blk = gf_mt_zalloc(&c->mem, x->blocks * x->ndc * CLASSES, sizeof *x->blk);
     x->budget = (int64_t)STEPS_PER_TICKET * c->nv + STEPS_MIN;
     *out = x;
-    if (!x->cls || !x->built || !x->cnt || !x->lcnt) {
+    if (!x->cls || !x->built || !x->cnt || !x->lcnt || !x->blk) {
         gf_mt_exact_free(c, x);
         *out = NULL;
         return GF_ERR_NOMEM;
     }
+    /* The unmatched ranks so far, counted once; matches take theirs off (gf_mt_exact_take). */
+    for (size_t w = 0; w < x->words; w++) {
+        for (uint64_t m = c->alive[w]; m; m &= m - 1)
+            block_count(c, x, (uint32_t)(w << 6) + (uint32_t)__builtin_ctzll(m), 1);
+    }
+    x->budget -= (int64_t)c->nv / 8; /* about what that cost */
     return GF_OK;
+}
+
+void gf_mt_exact_take(const gf_mt_ctx *c, gf_mt_exact *x, uint32_t r)
+{
+    if (x)
+        block_count(c, x, r, -1);
 }
 
 void gf_mt_exact_free(gf_mt_ctx *c, gf_mt_exact *x)
 {
     if (!x)
         return;
+    gf_mt_free(&c->mem, x->blk, x->blocks * x->ndc * CLASSES, sizeof *x->blk);
     gf_mt_free(&c->mem, x->cnt, (size_t)x->ndc * x->stride, sizeof *x->cnt);
     gf_mt_free(&c->mem, x->lcnt, (size_t)x->ndc * x->stride, sizeof *x->lcnt);
     gf_mt_free(&c->mem, x->cls, x->words * CLASSES, sizeof *x->cls);
@@ -156,7 +189,7 @@ static const uint64_t *word_cls(const gf_mt_ctx *c, gf_mt_exact *x, size_t at)
     uint32_t end = (at + 1) << 6 <= c->nv ? 64 : c->nv & 63;
     for (uint32_t b = 0; b < end; b++) {
         uint32_t size = c->hot[(at << 6) + b].size;
-        cls[(size < CLASSES ? size : CLASSES) - 1] |= 1ull << b;
+        cls[class_of(size)] |= 1ull << b;
     }
     x->built[at >> 6] |= 1ull << (at & 63);
     return cls;
@@ -273,6 +306,19 @@ static bool window_may_fill(gf_mt_ctx *c, gf_mt_exact *x, gf_mt_reach *rc, uint3
     }
     uint32_t classes = f->ts < CLASSES ? f->ts : CLASSES, want = (1u << classes) - 1, seen = 0;
     for (size_t w = lo >> 6; w <= hi >> 6 && seen != want; w++) {
+        size_t b = w / BLOCK_WORDS;
+        /* A whole block inside the window, without the seed: its counts say at once. */
+        if (w % BLOCK_WORDS == 0 && w + BLOCK_WORDS - 1 <= hi >> 6 && w > lo >> 6 &&
+            b != (s >> 6) / BLOCK_WORDS) {
+            const uint32_t *at = &x->blk[b * x->ndc * CLASSES];
+            for (uint32_t dm = sk->dcmask; dm; dm &= dm - 1) {
+                for (uint32_t k = 0; k < classes; k++)
+                    seen |= (uint32_t)(at[__builtin_ctz(dm) * CLASSES + k] != 0) << k;
+            }
+            w += BLOCK_WORDS - 1;
+            x->budget--;
+            continue;
+        }
         uint64_t m = c->alive[w];
         if (w == lo >> 6)
             m &= ~0ull << (lo & 63);
@@ -291,8 +337,7 @@ static bool window_may_fill(gf_mt_ctx *c, gf_mt_exact *x, gf_mt_reach *rc, uint3
     }
     uint32_t cnt[GF_MATCH_MAX_TEAM_SIZE + 1] = {0};
     for (uint32_t size = 1; size <= f->ts; size++) {
-        uint32_t k = (size < CLASSES ? size : CLASSES) - 1;
-        cnt[size] = (seen >> k) & 1 ? f->players / size : 0;
+        cnt[size] = (seen >> class_of(size)) & 1 ? f->players / size : 0;
     }
     return fit(x, f, cnt);
 }

@@ -86,8 +86,8 @@ static size_t group_dcs(const gf_mt_ctx *c, const gf_mt_grp *g, gf_match_dc_choi
     return gf_match_dc_rank(mb, g->st.len, c->ndc, out);
 }
 
-static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const gf_mt_grp *g,
-                     const gf_match_dc_choice *dcs, size_t ndcs, bool starved)
+static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact *x, const gf_mt_part *p,
+                     const gf_mt_grp *g, const gf_match_dc_choice *dcs, size_t ndcs, bool starved)
 {
     gf_match_result *res = c->res;
     double skills[GF_MATCH_MAX_PLAYERS];
@@ -149,9 +149,11 @@ static gf_err commit(gf_mt_ctx *c, gf_mt_reach *rc, const gf_mt_part *p, const g
         uint32_t r = g->rank[i], twin = c->twin ? c->twin[r] : GF_MT_NONE;
         c->alive[r >> 6] &= ~(1ull << (r & 63));
         gf_mt_reach_take(rc, r);
+        gf_mt_exact_take(c, x, r);
         if (twin != GF_MT_NONE) { /* the ticket's other rank (merge.c) */
             c->alive[twin >> 6] &= ~(1ull << (twin & 63));
             gf_mt_reach_take(rc, twin);
+            gf_mt_exact_take(c, x, twin);
         }
         c->bad[c->cold[r].in] = GF_MT_IN_MATCH;
         res->stats.matched_tickets++;
@@ -283,7 +285,7 @@ gf_err gf_mt_search(gf_mt_ctx *c)
             err = GF_ERR_INVALID; /* broken invariant: every member accepts one datacenter */
             goto out;
         }
-        if ((err = commit(c, &sr.rc, p, g, dcs, nd_g, starved)) != GF_OK)
+        if ((err = commit(c, &sr.rc, sr.exact, p, g, dcs, nd_g, starved)) != GF_OK)
             goto out;
     }
 out:

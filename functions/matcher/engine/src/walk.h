@@ -110,6 +110,8 @@ bool gf_mt_reach_possible(const gf_mt_ctx *c, gf_mt_reach *rc, uint32_t s, const
 typedef struct gf_mt_exact gf_mt_exact;
 
 gf_err gf_mt_exact_create(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact **out);
+/* Rank r was matched (x may be NULL: not created yet). */
+void gf_mt_exact_take(const gf_mt_ctx *c, gf_mt_exact *x, uint32_t r);
 void gf_mt_exact_free(gf_mt_ctx *c, gf_mt_exact *x);
 /* A full valid group around seed rank s in partition p, into *g, with the narrowest skill
  * range among the seed's candidates; false if there is none (or a bound cut the search
