@@ -32,7 +32,7 @@ declare -A owner=(
   [err.h]=core [log.h]=core [clock.h]=core [names.h]=core [utf8.h]=core [backoff.h]=core
   [config.h]=config
   [subjects.h]=wire [limits.h]=wire [wire_error.h]=wire [partition.h]=wire
-  [conn.h]=nats [kv.h]=nats [lease.h]=nats
+  [conn.h]=nats [kv.h]=nats [lease.h]=nats [publish.h]=nats
   [provision.h]=provision
   [srv.h]=discovery
   [endpoint.h]=endpoints

@@ -1,0 +1,216 @@
+/*
+ * publish_util.c — helpers for the publisher's integration tests (publish_util.h).
+ */
+#include "publish_util.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "gamefn/clock.h"
+
+pt_tally *pt_tally_new(int n)
+{
+    pt_tally *t = calloc(1, sizeof *t);
+    assert_non_null(t);
+    t->items = calloc((size_t)n, sizeof *t->items);
+    assert_non_null(t->items);
+    t->n = n;
+    for (int i = 0; i < n; i++) {
+        t->items[i].tally = t;
+        t->items[i].index = i;
+    }
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_mutex_init(&t->mu, NULL);
+    pthread_cond_init(&t->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    return t;
+}
+
+void pt_tally_free(pt_tally *t)
+{
+    if (!t)
+        return;
+    pthread_mutex_destroy(&t->mu);
+    pthread_cond_destroy(&t->cv);
+    free(t->items);
+    free(t);
+}
+
+void pt_done(const gf_publish_result *res, void *closure)
+{
+    pt_item *it = closure;
+    pt_tally *t = it->tally;
+    int in_flight = t->pub ? gf_publish_in_flight(t->pub) : 0;
+    pthread_mutex_lock(&t->mu);
+    it->calls++;
+    it->res = *res;
+    t->done++;
+    if (in_flight > t->max_in_flight_seen)
+        t->max_in_flight_seen = in_flight;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
+bool pt_wait_done(pt_tally *t, int count, long long timeout_ms)
+{
+    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
+    pthread_mutex_lock(&t->mu);
+    while (t->done < count) {
+        int64_t now = gf_clock_mono_ms();
+        if (now >= deadline)
+            break;
+        struct timespec ts = {.tv_sec = deadline / 1000, .tv_nsec = (deadline % 1000) * 1000000L};
+        pthread_cond_timedwait(&t->cv, &t->mu, &ts);
+    }
+    bool ok = t->done >= count;
+    pthread_mutex_unlock(&t->mu);
+    return ok;
+}
+
+int pt_done_count(pt_tally *t)
+{
+    pthread_mutex_lock(&t->mu);
+    int n = t->done;
+    pthread_mutex_unlock(&t->mu);
+    return n;
+}
+
+void pt_assert_once(pt_tally *t, int *ok, int *dup, int *timeout, int *other)
+{
+    int counts[4] = {0};
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < t->n; i++) {
+        const pt_item *it = &t->items[i];
+        if (it->calls != 1) {
+            pthread_mutex_unlock(&t->mu);
+            fail_msg("message %d: %d callbacks", i, it->calls);
+        }
+        if (it->res.err == GF_OK)
+            counts[it->res.duplicate ? 1 : 0]++;
+        else if (it->res.err == GF_ERR_TIMEOUT)
+            counts[2]++;
+        else
+            counts[3]++;
+    }
+    pthread_mutex_unlock(&t->mu);
+    if (ok)
+        *ok = counts[0];
+    if (dup)
+        *dup = counts[1];
+    if (timeout)
+        *timeout = counts[2];
+    if (other)
+        *other = counts[3];
+}
+
+void pt_send(gf_publish *p, pt_tally *t, const char *subject, const char *prefix, int i)
+{
+    char id[64], body[32];
+    snprintf(id, sizeof id, "%s-%d", prefix, i);
+    int len = snprintf(body, sizeof body, "m%d", i);
+    gf_publish_msg m = {.subject = subject,
+                        .msg_id = id,
+                        .data = body,
+                        .len = (size_t)len,
+                        .done = pt_done,
+                        .closure = &t->items[i]};
+    gf_err err = gf_publish_send(p, &m);
+    if (err != GF_OK)
+        fail_msg("send %s: %s", id, gf_err_str(err));
+}
+
+char **pt_read_ids(jsCtx *js, const char *stream, uint64_t expect)
+{
+    char durable[64];
+    snprintf(durable, sizeof durable, "readback%lld", (long long)gf_clock_mono_ns());
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = durable;
+    cc.AckPolicy = js_AckExplicit;
+    cc.DeliverPolicy = js_DeliverAll;
+    cc.MaxAckPending = (int64_t)expect + 1000;
+    natsStatus s = NATS_ERR;
+    jsErrCode jerr = 0;
+    for (int64_t until = gf_clock_mono_ms() + 20000; gf_clock_mono_ms() < until;) {
+        if ((s = js_AddConsumer(NULL, js, stream, &cc, NULL, &jerr)) == NATS_OK)
+            break;
+        nats_Sleep(200); /* a new leader may still be settling */
+    }
+    if (s != NATS_OK)
+        fail_msg("add consumer on %s: %s (%d)", stream, nats_GetLastError(NULL), (int)jerr);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.Consumer = durable;
+    natsSubscription *sub = NULL;
+    assert_int_equal(js_PullSubscribe(&sub, js, NULL, durable, NULL, &so, &jerr), NATS_OK);
+    char **ids = calloc(expect ? expect : 1, sizeof *ids);
+    assert_non_null(ids);
+    uint64_t got = 0;
+    int empty = 0;
+    while (got < expect && empty < 10) {
+        natsMsgList list = {0};
+        s = natsSubscription_Fetch(&list, sub, 1000, 2000, &jerr);
+        if (s != NATS_OK) {
+            empty++;
+            continue;
+        }
+        for (int i = 0; i < list.Count; i++) {
+            jsMsgMetaData *md = NULL;
+            assert_int_equal(natsMsg_GetMetaData(&md, list.Msgs[i]), NATS_OK);
+            uint64_t seq = md->Sequence.Stream;
+            jsMsgMetaData_Destroy(md);
+            if (seq < 1 || seq > expect)
+                fail_msg("%s: message at seq %llu, expected %llu in all", stream,
+                         (unsigned long long)seq, (unsigned long long)expect);
+            const char *id = NULL;
+            if (natsMsgHeader_Get(list.Msgs[i], "Nats-Msg-Id", &id) == NATS_OK && !ids[seq - 1])
+                ids[seq - 1] = strdup(id);
+            got++;
+        }
+        natsMsgList_Destroy(&list);
+    }
+    natsSubscription_Destroy(sub);
+    js_DeleteConsumer(js, stream, durable, NULL, NULL);
+    if (got != expect)
+        fail_msg("%s: read %llu messages, expected %llu", stream, (unsigned long long)got,
+                 (unsigned long long)expect);
+    return ids;
+}
+
+void pt_ids_free(char **ids, uint64_t n)
+{
+    for (uint64_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+gf_natsd *pt_stream_leader(gf_natsd_cluster *c, jsCtx *js, const char *stream)
+{
+    for (int64_t until = gf_clock_mono_ms() + 20000; gf_clock_mono_ms() < until;) {
+        jsStreamInfo *si = NULL;
+        gf_natsd *found = NULL;
+        if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Cluster &&
+            si->Cluster->Leader) {
+            for (int i = 0; i < gf_natsd_cluster_size(c); i++) {
+                gf_natsd *n = gf_natsd_cluster_node(c, i);
+                if (strcmp(gf_natsd_name(n), si->Cluster->Leader) == 0)
+                    found = n;
+            }
+        }
+        jsStreamInfo_Destroy(si);
+        if (found)
+            return found;
+        nats_Sleep(200);
+    }
+    return NULL;
+}
