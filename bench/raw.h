@@ -68,6 +68,9 @@ bool gf_raw_done(const gf_raw_opts *o, double t0, long long done);
 /* Payload of `len` (>= 8) bytes whose first 8 carry `index`; the rest is filler. */
 void gf_raw_fill_payload(char *buf, int len, uint64_t index);
 
+/* An R1 file stream on one subject (filter); 0, or -1 with a message on stderr. */
+int gf_raw_create_stream(jsCtx *js, const char *name, const char *subject);
+
 /* Prints a progress line to stderr about once a second. */
 void gf_raw_progress(const char *phase, double t0, long long done, double *last);
 

@@ -58,24 +58,6 @@ static gf_publish *open_publisher(natsConnection *nc, int window)
     return p;
 }
 
-static int rel_stream(jsCtx *js, const char *name, const char *subjects)
-{
-    jsStreamConfig cfg;
-    jsStreamConfig_Init(&cfg);
-    cfg.Name = name;
-    cfg.Subjects = &subjects;
-    cfg.SubjectsLen = 1;
-    cfg.Storage = js_FileStorage;
-    cfg.Replicas = 1;
-    jsErrCode jerr = 0;
-    if (js_AddStream(NULL, js, &cfg, NULL, &jerr) != NATS_OK) {
-        fprintf(stderr, "raw: create stream %s: %s (jsErrCode %d)\n", name, nats_GetLastError(NULL),
-                (int)jerr);
-        return -1;
-    }
-    return 0;
-}
-
 int gf_raw_publish_reliable(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r)
 {
     int rc = -1;
@@ -89,7 +71,8 @@ int gf_raw_publish_reliable(natsConnection *nc, const gf_raw_opts *o, gf_raw_res
     snprintf(subjects, sizeof subjects, "benchrel.%s.>", o->run_id);
     snprintf(subj, sizeof subj, "benchrel.%s.pub", o->run_id);
     if (!payload || natsConnection_JetStream(&js, nc, NULL) != NATS_OK ||
-        rel_stream(js, r->rel_stream, subjects) != 0 || !(p = open_publisher(nc, o->max_pending)))
+        gf_raw_create_stream(js, r->rel_stream, subjects) != 0 ||
+        !(p = open_publisher(nc, o->max_pending)))
         goto out;
 
     fprintf(stderr, "raw: [publish-reliable] gf_publish_send, unique Msg-Id, window %d\n",

@@ -14,6 +14,32 @@
 #include <cmocka.h>
 
 #include "gamefn/clock.h"
+#include "harness_util.h"
+
+void pt_env_start(pt_env *e, int nodes)
+{
+    const char *urls[3];
+    memset(e, 0, sizeof *e);
+    if (nodes == 1) {
+        assert_int_equal(gf_natsd_start(NULL, &e->srv), 0);
+        urls[0] = gf_natsd_url(e->srv);
+    } else {
+        assert_int_equal(nodes, 3);
+        assert_int_equal(gf_natsd_cluster_start(3, NULL, &e->cluster), 0);
+        for (int i = 0; i < 3; i++)
+            urls[i] = gf_natsd_url(gf_natsd_cluster_node(e->cluster, i));
+    }
+    e->nc = th_connect(urls, nodes);
+    e->js = th_js(e->nc);
+}
+
+void pt_env_stop(pt_env *e)
+{
+    jsCtx_Destroy(e->js);
+    natsConnection_Destroy(e->nc);
+    gf_natsd_free(e->srv);
+    gf_natsd_cluster_free(e->cluster);
+}
 
 pt_tally *pt_tally_new(int n)
 {
@@ -213,4 +239,138 @@ gf_natsd *pt_stream_leader(gf_natsd_cluster *c, jsCtx *js, const char *stream)
         nats_Sleep(200);
     }
     return NULL;
+}
+
+/* ---- pipelined CAS ---- */
+
+typedef struct pt_cas_key {
+    pt_cas_pipe *cp;
+    int k;
+    uint64_t rev; /* of its last acknowledged write */
+    int writes;
+} pt_cas_key;
+
+struct pt_cas_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char bucket[64];
+    int nkeys;
+    pt_cas_key *keys;
+    int *ready; /* keys with nothing in flight */
+    int nready;
+    int done;
+    int bad[GF_ERR__COUNT];
+};
+
+pt_cas_pipe *pt_cas_pipe_new(const char *bucket, int keys)
+{
+    pt_cas_pipe *cp = calloc(1, sizeof *cp);
+    assert_non_null(cp);
+    snprintf(cp->bucket, sizeof cp->bucket, "%s", bucket);
+    cp->nkeys = keys;
+    cp->keys = calloc((size_t)keys, sizeof *cp->keys);
+    cp->ready = calloc((size_t)keys, sizeof *cp->ready);
+    assert_true(cp->keys && cp->ready);
+    for (int k = 0; k < keys; k++)
+        cp->keys[k] = (pt_cas_key){.cp = cp, .k = k};
+    pthread_mutex_init(&cp->mu, NULL);
+    pthread_cond_init(&cp->cv, NULL);
+    return cp;
+}
+
+void pt_cas_pipe_free(pt_cas_pipe *cp)
+{
+    if (!cp)
+        return;
+    pthread_mutex_destroy(&cp->mu);
+    pthread_cond_destroy(&cp->cv);
+    free(cp->keys);
+    free(cp->ready);
+    free(cp);
+}
+
+/* Publisher callback thread. */
+static void cas_done(const gf_publish_result *res, void *closure)
+{
+    pt_cas_key *ck = closure;
+    pt_cas_pipe *cp = ck->cp;
+    pthread_mutex_lock(&cp->mu);
+    if (res->err == GF_OK) {
+        ck->rev = res->seq;
+        ck->writes++;
+    } else {
+        cp->bad[res->err]++;
+    }
+    cp->done++;
+    cp->ready[cp->nready++] = ck->k;
+    pthread_cond_signal(&cp->cv);
+    pthread_mutex_unlock(&cp->mu);
+}
+
+static void cas_send(pt_cas_pipe *cp, gf_publish *p, int k, uint64_t rev, int n)
+{
+    char key[32], value[32];
+    snprintf(key, sizeof key, "k.%d", k);
+    snprintf(value, sizeof value, "v%d", n);
+    gf_publish_cas c = {.kind = rev ? GF_PUBLISH_CAS_UPDATE : GF_PUBLISH_CAS_CREATE,
+                        .bucket = cp->bucket,
+                        .key = key,
+                        .revision = rev,
+                        .data = value,
+                        .len = strlen(value),
+                        .done = cas_done,
+                        .closure = &cp->keys[k]};
+    assert_int_equal(gf_publish_cas_send(p, &c), GF_OK);
+}
+
+void pt_cas_pipe_run(pt_cas_pipe *cp, gf_publish *p, int total, int at, void (*at_fn)(void *),
+                     void *arg)
+{
+    for (int sent = 0; sent < total; sent++) {
+        if (at_fn && sent == at)
+            at_fn(arg);
+        if (sent < cp->nkeys) {
+            cas_send(cp, p, sent, 0, 0);
+            continue;
+        }
+        pthread_mutex_lock(&cp->mu);
+        while (cp->nready == 0)
+            pthread_cond_wait(&cp->cv, &cp->mu);
+        int k = cp->ready[--cp->nready];
+        uint64_t rev = cp->keys[k].rev;
+        int n = cp->keys[k].writes;
+        pthread_mutex_unlock(&cp->mu);
+        cas_send(cp, p, k, rev, n);
+    }
+    assert_int_equal(gf_publish_flush(p, 120000), GF_OK);
+}
+
+void pt_cas_pipe_verify(pt_cas_pipe *cp, jsCtx *js, int total)
+{
+    char stream[80];
+    snprintf(stream, sizeof stream, "KV_%s", cp->bucket);
+    for (int i = 1; i < GF_ERR__COUNT; i++)
+        if (cp->bad[i])
+            fail_msg("%d CAS ended with %s", cp->bad[i], gf_err_str((gf_err)i));
+    assert_int_equal(cp->done, total);
+    int writes = 0;
+    for (int k = 0; k < cp->nkeys; k++) {
+        char subject[96], want[32];
+        snprintf(subject, sizeof subject, "$KV.%s.k.%d", cp->bucket, k);
+        snprintf(want, sizeof want, "v%d", cp->keys[k].writes - 1);
+        natsMsg *m = NULL;
+        natsStatus s = NATS_ERR;
+        for (int64_t until = gf_clock_mono_ms() + 10000; gf_clock_mono_ms() < until;) {
+            if ((s = js_GetLastMsg(&m, js, stream, subject, NULL, NULL)) == NATS_OK)
+                break;
+            nats_Sleep(100); /* a new leader may still be settling */
+        }
+        assert_int_equal(s, NATS_OK);
+        assert_int_equal(natsMsg_GetSequence(m), cp->keys[k].rev);
+        assert_int_equal(natsMsg_GetDataLength(m), (int)strlen(want));
+        assert_memory_equal(natsMsg_GetData(m), want, strlen(want));
+        natsMsg_Destroy(m);
+        writes += cp->keys[k].writes;
+    }
+    assert_int_equal(writes, total);
 }

@@ -17,6 +17,18 @@
 #include "gamefn/publish.h"
 #include "natsd.h"
 
+/* One server (nodes 1) or a 3-node cluster (nodes 3), one connection that knows
+ * every node (reconnecting every 100 ms), a JetStream context (API wait 2 s). */
+typedef struct pt_env {
+    gf_natsd *srv;
+    gf_natsd_cluster *cluster;
+    natsConnection *nc;
+    jsCtx *js;
+} pt_env;
+
+void pt_env_start(pt_env *e, int nodes);
+void pt_env_stop(pt_env *e);
+
 typedef struct pt_tally pt_tally;
 
 /* One message's record: how often its callback ran and with what. */
@@ -64,5 +76,23 @@ void pt_ids_free(char **ids, uint64_t n);
 
 /* The cluster node leading `stream` (retried while an election runs), or NULL. */
 gf_natsd *pt_stream_leader(gf_natsd_cluster *c, jsCtx *js, const char *stream);
+
+/* Pipelined KV compare-and-set: keys "k.<i>" of a bucket, one CAS in flight per key,
+ * a create first and then updates from the revision its last callback reported,
+ * with the values "v0", "v1", ... */
+typedef struct pt_cas_pipe pt_cas_pipe;
+
+pt_cas_pipe *pt_cas_pipe_new(const char *bucket, int keys);
+void pt_cas_pipe_free(pt_cas_pipe *cp);
+
+/* Sends `total` CAS through p and waits for every callback. `at_fn(arg)` runs on
+ * this thread once `at` have been sent (at_fn may be NULL). */
+void pt_cas_pipe_run(pt_cas_pipe *cp, gf_publish *p, int total, int at, void (*at_fn)(void *),
+                     void *arg);
+
+/* Every CAS ended GF_OK, and each key holds its last acknowledged value at the
+ * revision its callback reported, read from the stream leader (a direct get may be
+ * answered by a lagging replica). */
+void pt_cas_pipe_verify(pt_cas_pipe *cp, jsCtx *js, int total);
 
 #endif

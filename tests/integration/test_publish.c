@@ -23,28 +23,6 @@
 #include "harness_util.h"
 #include "publish_util.h"
 
-typedef struct env {
-    gf_natsd *srv;
-    natsConnection *nc;
-    jsCtx *js;
-} env;
-
-static void env_start(env *e)
-{
-    memset(e, 0, sizeof *e);
-    assert_int_equal(gf_natsd_start(NULL, &e->srv), 0);
-    const char *url = gf_natsd_url(e->srv);
-    e->nc = th_connect(&url, 1);
-    e->js = th_js(e->nc);
-}
-
-static void env_stop(env *e)
-{
-    jsCtx_Destroy(e->js);
-    natsConnection_Destroy(e->nc);
-    gf_natsd_free(e->srv);
-}
-
 static gf_publish *open_pub(natsConnection *nc, const gf_publish_opts *o)
 {
     gf_publish *p = NULL;
@@ -81,8 +59,8 @@ static void test_acked_exactly_once(void **state)
 {
     (void)state;
     enum { N = 20000, AGAIN = 2000, WINDOW = 256 };
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "ONCE", "once.>", 1);
     gf_publish *p = open_pub(e.nc, &(gf_publish_opts){.max_in_flight = WINDOW});
     pt_tally *t = pt_tally_new(N);
@@ -121,7 +99,7 @@ static void test_acked_exactly_once(void **state)
     gf_publish_close(p, 5000);
     pt_tally_free(t);
     pt_tally_free(t2);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 /* With no stream on the subject every attempt meets "no responders", so messages stay
@@ -130,8 +108,8 @@ static void test_window_backpressure_and_stop(void **state)
 {
     (void)state;
     enum { WINDOW = 8 };
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     atomic_int stop = 0;
     gf_publish *p = open_pub(e.nc, &(gf_publish_opts){.max_in_flight = WINDOW,
                                                       .send_wait_ms = 200,
@@ -178,15 +156,15 @@ static void test_window_backpressure_and_stop(void **state)
     }
     assert_int_equal(t->items[2 * WINDOW].calls, 0); /* refused sends get no callback */
     pt_tally_free(t);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 static void test_close_with_messages_in_flight(void **state)
 {
     (void)state;
     enum { N = 3000 };
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "CLOSE", "close.>", 1);
     gf_publish *p = open_pub(e.nc, &(gf_publish_opts){.max_in_flight = 1024});
     pt_tally *t = pt_tally_new(N);
@@ -205,14 +183,14 @@ static void test_close_with_messages_in_flight(void **state)
     assert_true(stored >= (uint64_t)ok && stored <= N);
     assert_stored_once(e.js, "CLOSE", t, "c", stored);
     pt_tally_free(t);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 static void test_give_up_deadline(void **state)
 {
     (void)state;
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     gf_publish *p = open_pub(e.nc, &(gf_publish_opts){.give_up_ms = 700,
                                                       .attempt_timeout_ms = 200,
                                                       .backoff_min_ms = 20,
@@ -226,7 +204,7 @@ static void test_give_up_deadline(void **state)
     gf_publish_stats_get(p, &st);
     assert_int_equal(st.gave_up, 1);
     gf_publish_close(p, 1000);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 /* ---- callbacks that publish ---- */
@@ -273,8 +251,8 @@ static void chain_done(const gf_publish_result *res, void *closure)
 static void test_callbacks_that_publish(void **state)
 {
     (void)state;
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "CHAIN", "chain.>", 1);
     chain *c = &the_chain;
     memset(c, 0, sizeof *c);
@@ -298,14 +276,14 @@ static void test_callbacks_that_publish(void **state)
     assert_int_equal(th_stream_msgs(e.js, "CHAIN"), CHAIN_TOTAL);
     gf_publish_close(c->p, 5000);
     pt_tally_free(c->t);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 static void test_headers_and_sync(void **state)
 {
     (void)state;
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "HDRS", "hdrs.>", 1);
     gf_publish *p = open_pub(e.nc, NULL);
     gf_publish_header h[] = {{"Gf-Trace", "t-1 two words"}, {"Gf-Source", "test"}};
@@ -333,14 +311,14 @@ static void test_headers_and_sync(void **state)
     assert_true(res.duplicate);
     assert_int_equal(res.seq, 1);
     gf_publish_close(p, 1000);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 static void test_bad_input(void **state)
 {
     (void)state;
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "BAD", "bad.>", 1);
     gf_publish *p = NULL;
     gf_publish_opts bad_opts[] = {
@@ -441,7 +419,7 @@ static void test_bad_input(void **state)
     free(big);
     gf_publish_close(p, 1000);
     pt_tally_free(t);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 /* ---- the server stopped and restarted under load ---- */
@@ -464,8 +442,8 @@ static void *send_all(void *arg)
 static void test_server_restart(void **state)
 {
     (void)state;
-    env e;
-    env_start(&e);
+    pt_env e;
+    pt_env_start(&e, 1);
     th_add_stream(e.js, "RS", "rs.>", 1);
     sender s = {.p = open_pub(e.nc, &(gf_publish_opts){.max_in_flight = 256}),
                 .t = pt_tally_new(RESTART_N)};
@@ -489,7 +467,7 @@ static void test_server_restart(void **state)
     assert_stored_once(e.js, "RS", s.t, "r", stored);
     gf_publish_close(s.p, 5000);
     pt_tally_free(s.t);
-    env_stop(&e);
+    pt_env_stop(&e);
 }
 
 int main(void)

@@ -22,9 +22,7 @@
 #include "publish_util.h"
 
 typedef struct env {
-    gf_natsd *srv;
-    natsConnection *nc;
-    jsCtx *js;
+    pt_env pt;
     kvStore *kv;
     gf_publish *p;
 } env;
@@ -32,25 +30,20 @@ typedef struct env {
 static void env_start(env *e, const char *bucket, int history)
 {
     memset(e, 0, sizeof *e);
-    assert_int_equal(gf_natsd_start(NULL, &e->srv), 0);
-    const char *url = gf_natsd_url(e->srv);
-    e->nc = th_connect(&url, 1);
-    e->js = th_js(e->nc);
+    pt_env_start(&e->pt, 1);
     kvConfig kc;
     kvConfig_Init(&kc);
     kc.Bucket = bucket;
     kc.History = (uint8_t)history;
-    assert_int_equal(js_CreateKeyValue(&e->kv, e->js, &kc), NATS_OK);
-    assert_int_equal(gf_publish_open(e->nc, NULL, &e->p), GF_OK);
+    assert_int_equal(js_CreateKeyValue(&e->kv, e->pt.js, &kc), NATS_OK);
+    assert_int_equal(gf_publish_open(e->pt.nc, NULL, &e->p), GF_OK);
 }
 
 static void env_stop(env *e)
 {
     gf_publish_close(e->p, 5000);
     kvStore_Destroy(e->kv);
-    jsCtx_Destroy(e->js);
-    natsConnection_Destroy(e->nc);
-    gf_natsd_free(e->srv);
+    pt_env_stop(&e->pt);
 }
 
 /* The key's value and revision as the server has them. */
@@ -86,99 +79,21 @@ static gf_publish_result cas(gf_publish *p, gf_publish_cas_kind kind, const char
 
 /* ---- pipelined CAS: one in flight per key, many keys ---- */
 
-enum { KEYS = 256, ROUNDS = 40 };
-
-typedef struct pipe_key {
-    pt_tally *t;
-    int k;
-    uint64_t rev;
-    int writes;
-    int conflicts;
-} pipe_key;
-
-typedef struct pipe_state {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pipe_key keys[KEYS];
-    int ready[KEYS]; /* keys with nothing in flight */
-    int nready;
-    int bad; /* a result other than GF_OK */
-} pipe_state;
-
-static pipe_state pipe_st;
-
-static void pipe_done(const gf_publish_result *res, void *closure)
-{
-    pipe_key *pk = closure;
-    pthread_mutex_lock(&pipe_st.mu);
-    if (res->err == GF_OK) {
-        pk->rev = res->seq;
-        pk->writes++;
-    } else {
-        pipe_st.bad++;
-    }
-    pipe_st.ready[pipe_st.nready++] = pk->k;
-    pthread_cond_signal(&pipe_st.cv);
-    pthread_mutex_unlock(&pipe_st.mu);
-}
-
-static void pipe_send(gf_publish *p, int k, uint64_t rev, int n)
-{
-    char key[32], value[32];
-    snprintf(key, sizeof key, "p.%d", k);
-    snprintf(value, sizeof value, "v%d", n);
-    gf_publish_cas c = {.kind = rev ? GF_PUBLISH_CAS_UPDATE : GF_PUBLISH_CAS_CREATE,
-                        .bucket = "kvt",
-                        .key = key,
-                        .revision = rev,
-                        .data = value,
-                        .len = strlen(value),
-                        .done = pipe_done,
-                        .closure = &pipe_st.keys[k]};
-    assert_int_equal(gf_publish_cas_send(p, &c), GF_OK);
-}
-
 static void test_cas_pipelined(void **state)
 {
     (void)state;
+    enum { KEYS = 256, TOTAL = KEYS * 40 };
     env e;
     env_start(&e, "kvt", 1);
-    memset(&pipe_st, 0, sizeof pipe_st);
-    pthread_mutex_init(&pipe_st.mu, NULL);
-    pthread_cond_init(&pipe_st.cv, NULL);
-    for (int k = 0; k < KEYS; k++) {
-        pipe_st.keys[k].k = k;
-        pipe_send(e.p, k, 0, 0); /* creates */
-    }
-    for (int sent = KEYS; sent < KEYS * ROUNDS;) {
-        pthread_mutex_lock(&pipe_st.mu);
-        while (pipe_st.nready == 0)
-            pthread_cond_wait(&pipe_st.cv, &pipe_st.mu);
-        int k = pipe_st.ready[--pipe_st.nready];
-        uint64_t rev = pipe_st.keys[k].rev;
-        int n = pipe_st.keys[k].writes;
-        pthread_mutex_unlock(&pipe_st.mu);
-        pipe_send(e.p, k, rev, n);
-        sent++;
-    }
-    assert_int_equal(gf_publish_flush(e.p, 60000), GF_OK);
-    assert_int_equal(pipe_st.bad, 0);
-    int writes = 0;
-    for (int k = 0; k < KEYS; k++) {
-        char key[32], want[32], got[64] = "";
-        snprintf(key, sizeof key, "p.%d", k);
-        snprintf(want, sizeof want, "v%d", pipe_st.keys[k].writes - 1);
-        assert_int_equal(kv_value(e.kv, key, got, sizeof got), pipe_st.keys[k].rev);
-        assert_string_equal(got, want);
-        writes += pipe_st.keys[k].writes;
-    }
-    assert_int_equal(writes, KEYS * ROUNDS);
+    pt_cas_pipe *cp = pt_cas_pipe_new("kvt", KEYS);
+    pt_cas_pipe_run(cp, e.p, TOTAL, 0, NULL, NULL);
+    pt_cas_pipe_verify(cp, e.pt.js, TOTAL);
     gf_publish_stats st;
     gf_publish_stats_get(e.p, &st);
-    assert_int_equal(st.ok, KEYS * ROUNDS);
+    assert_int_equal(st.ok, TOTAL);
     assert_int_equal(st.conflicts, 0);
-    pthread_mutex_destroy(&pipe_st.mu);
-    pthread_cond_destroy(&pipe_st.cv);
+    assert_int_equal(st.lookups, 0);
+    pt_cas_pipe_free(cp);
     env_stop(&e);
 }
 
@@ -190,7 +105,7 @@ static void test_cas_race_one_winner(void **state)
     enum { RACE_KEYS = 32, RACE_ROUNDS = 20 };
     env e;
     env_start(&e, "kvt", 1);
-    const char *url = gf_natsd_url(e.srv);
+    const char *url = gf_natsd_url(e.pt.srv);
     natsConnection *nc2 = th_connect(&url, 1);
     gf_publish *p2 = NULL;
     assert_int_equal(gf_publish_open(nc2, NULL, &p2), GF_OK);
@@ -353,8 +268,8 @@ static void test_kv_helpers(void **state)
     assert_int_equal(gf_kv_update(e.kv, "h", "b", 1, r1, &r2), GF_OK);
     assert_int_equal(gf_kv_update(e.kv, "h", "c", 1, r1, NULL), GF_ERR_CONFLICT);
     assert_int_equal(gf_kv_update(e.kv, "h", "c", 1, r2 + 100, NULL), GF_ERR_CONFLICT);
-    assert_int_equal(gf_kv_delete_if(e.js, e.kv, "h", r1), GF_ERR_CONFLICT);
-    assert_int_equal(gf_kv_delete_if(e.js, e.kv, "h", r2), GF_OK);
+    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r1), GF_ERR_CONFLICT);
+    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r2), GF_OK);
     assert_int_equal(gf_kv_update(e.kv, "h", "d", 1, r2, NULL), GF_ERR_CONFLICT);
     kvEntry *ent = NULL;
     assert_int_equal(gf_kv_get(e.kv, "h", &ent), GF_ERR_NOT_FOUND);
