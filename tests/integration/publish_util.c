@@ -76,9 +76,11 @@ void pt_done(const gf_publish_result *res, void *closure)
     pt_item *it = closure;
     pt_tally *t = it->tally;
     int in_flight = t->pub ? gf_publish_in_flight(t->pub) : 0;
+    int64_t now = gf_clock_mono_ms();
     pthread_mutex_lock(&t->mu);
     it->calls++;
     it->res = *res;
+    it->done_ms = now;
     t->done++;
     if (in_flight > t->max_in_flight_seen)
         t->max_in_flight_seen = in_flight;
@@ -149,6 +151,9 @@ void pt_send(gf_publish *p, pt_tally *t, const char *subject, const char *prefix
                         .len = (size_t)len,
                         .done = pt_done,
                         .closure = &t->items[i]};
+    pthread_mutex_lock(&t->mu);
+    t->items[i].sent_ms = gf_clock_mono_ms();
+    pthread_mutex_unlock(&t->mu);
     gf_err err = gf_publish_send(p, &m);
     if (err != GF_OK)
         fail_msg("send %s: %s", id, gf_err_str(err));

@@ -37,6 +37,7 @@ typedef struct pt_item {
     int index;
     int calls;
     gf_publish_result res;
+    int64_t sent_ms, done_ms; /* monotonic: set by pt_send and pt_done */
 } pt_item;
 
 struct pt_tally {

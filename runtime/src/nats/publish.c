@@ -338,9 +338,8 @@ static gf_err admit(gf_publish *p, const outgoing *og)
         s->msg = NULL;
         natsMsg_Destroy(m);
         gf__pub_slot_release(p, s);
+        /* Nothing was sent: the caller gets the error and no callback. */
         err = st == NATS_MAX_PAYLOAD ? GF_ERR_INVALID : gf__nats_err(st);
-        if (err == GF_ERR_NATS && st == NATS_CONNECTION_CLOSED)
-            err = GF_ERR_UNAVAILABLE;
     }
     user_leave(p);
     return err;
