@@ -233,9 +233,13 @@ static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
     printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %lld conflicts)\n",
            "KV CAS pipelined, 1 in flight per key", per_s(&r->kv_pipe), r->kv_pipe.count,
            r->kv_pipe.secs, r->kv_pipe_conflicts);
-    printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %.2f x raw)\n",
+    printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %lld conflicts)\n",
+           "  the same, each with a unique Msg-Id", per_s(&r->kv_pipe_msgid),
+           r->kv_pipe_msgid.count, r->kv_pipe_msgid.secs, r->kv_pipe_msgid_conflicts);
+    printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %.2f x raw, %.2f x with Msg-Id)\n",
            "  same through gf_publish_cas_send", per_s(&r->kv_cas_async), r->kv_cas_async.count,
-           r->kv_cas_async.secs, ratio(&r->kv_cas_async, &r->kv_pipe));
+           r->kv_cas_async.secs, ratio(&r->kv_cas_async, &r->kv_pipe),
+           ratio(&r->kv_cas_async, &r->kv_pipe_msgid));
     printf("  %-44s p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us  (%lld)\n",
            "request/reply RTT, SendAsap", r->reqrep.p50_us, r->reqrep.p99_us, r->reqrep.p999_us,
            r->reqrep.max_us, r->reqrep.count);
@@ -274,6 +278,9 @@ static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
                         json_real(ratio(&r->publish_reliable, &r->publish)));
     json_object_set_new(j, "kv_cas_async_per_s", json_real(per_s(&r->kv_cas_async)));
     json_object_set_new(j, "kv_cas_async_ratio", json_real(ratio(&r->kv_cas_async, &r->kv_pipe)));
+    json_object_set_new(j, "kv_cas_pipelined_msgid_per_s", json_real(per_s(&r->kv_pipe_msgid)));
+    json_object_set_new(j, "kv_cas_async_ratio_msgid",
+                        json_real(ratio(&r->kv_cas_async, &r->kv_pipe_msgid)));
     json_object_set_new(j, "reqrep_p50_us", json_real(r->reqrep.p50_us));
     json_object_set_new(j, "reqrep_p99_us", json_real(r->reqrep.p99_us));
     json_object_set_new(j, "reqrep_p999_us", json_real(r->reqrep.p999_us));
@@ -327,8 +334,9 @@ int gf_bench_raw(int argc, char **argv)
     double t0 = gf_raw_now();
     if (gf_raw_publish(nc, &o, &r) != 0 || gf_raw_publish_reliable(nc, &o, &r) != 0 ||
         gf_raw_fetch(nc, &o, &r) != 0 || gf_raw_kv_sync(nc, &o, &r) != 0 ||
-        gf_raw_kv_pipelined(nc, &o, &r) != 0 || gf_raw_kv_cas_async(nc, &o, &r) != 0 ||
-        gf_raw_reqrep(url, &o, &r) != 0 || raw_interrupted) {
+        gf_raw_kv_pipelined(nc, &o, &r) != 0 || gf_raw_kv_pipelined_msgid(nc, &o, &r) != 0 ||
+        gf_raw_kv_cas_async(nc, &o, &r) != 0 || gf_raw_reqrep(url, &o, &r) != 0 ||
+        raw_interrupted) {
         fprintf(stderr, "raw: FAILED%s: no figures printed\n",
                 raw_interrupted ? " (interrupted)" : "");
         goto out;

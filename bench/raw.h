@@ -52,6 +52,9 @@ typedef struct gf_raw_results {
     gf_raw_latency reqrep;         /* SendAsap on both sides */
     gf_raw_latency reqrep_default; /* default options, for comparison */
 
+    /* The pipelined CAS again, each with a unique Msg-Id (what the publisher sends). */
+    gf_raw_rate kv_pipe_msgid;
+    long long kv_pipe_msgid_conflicts;
     /* The same work through the runtime's publisher (raw_pub.c). */
     gf_raw_rate publish_reliable; /* publish's, through gf_publish_send */
     gf_raw_rate kv_cas_async;     /* kv_pipe's, through gf_publish_cas_send */
@@ -79,6 +82,7 @@ int gf_raw_publish(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_fetch(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_kv_sync(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
+int gf_raw_kv_pipelined_msgid(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 /* The same work through the runtime's publisher (raw_pub.c). */
 int gf_raw_publish_reliable(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_kv_cas_async(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
