@@ -29,6 +29,41 @@ static gf_err nomem(gf_config_error *err, const char *name)
     return GF_ERR_NOMEM;
 }
 
+/* The `functions:` mapping: every entry's name is a non-empty scalar and unique
+ * (sorted once, O(n log n)). */
+static gf_err check_function_names(cfg_walk *w, const cfg_node *fns)
+{
+    size_t n = 0, first = 0, dup = 0;
+    gf_err rc = GF_OK;
+    for (const cfg_node *k = fns->child; k && k->next; k = k->next->next) {
+        if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0)
+            return gf__cfg_walk_fail(w, k->line, k->column,
+                                     "a function name must be a non-empty scalar");
+        n++;
+    }
+    cfg_key *keys = calloc(n + 1, sizeof *keys);
+    const cfg_node **nodes = calloc(n + 1, sizeof *nodes);
+    if (!keys || !nodes) {
+        rc = nomem(w->err, w->file);
+        goto out;
+    }
+    n = 0;
+    for (const cfg_node *k = fns->child; k && k->next; k = k->next->next, n++) {
+        keys[n] = (cfg_key){k->text, NULL, n};
+        nodes[n] = k;
+    }
+    if (gf__cfg_find_duplicate(keys, n, &first, &dup)) {
+        size_t saved = gf__cfg_walk_push_key(w, nodes[dup]->text);
+        rc = gf__cfg_walk_fail(w, nodes[dup]->line, nodes[dup]->column,
+                               "duplicate key (first at line %d)", nodes[first]->line);
+        gf__cfg_walk_pop(w, saved);
+    }
+out:
+    free(keys);
+    free(nodes);
+    return rc;
+}
+
 /* Reads the `functions:` mapping: every entry's name must be unique; only
  * section->name is walked, with section->table. */
 static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_section *section,
@@ -45,24 +80,8 @@ static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_s
                                gf__cfg_node_kind_name(fns));
         goto out;
     }
-    for (const cfg_node *k = gf__cfg_node_is_null(fns) ? NULL : fns->child; k && k->next;
-         k = k->next->next) {
-        if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0) {
-            rc = gf__cfg_walk_fail(w, k->line, k->column,
-                                   "a function name must be a non-empty "
-                                   "scalar");
-            goto out;
-        }
-        for (const cfg_node *o = fns->child; o != k; o = o->next->next) {
-            if (o->kind == CFG_NODE_SCALAR && strcmp(o->text, k->text) == 0) {
-                size_t s2 = gf__cfg_walk_push_key(w, k->text);
-                rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
-                                       o->line);
-                gf__cfg_walk_pop(w, s2);
-                goto out;
-            }
-        }
-    }
+    if (!gf__cfg_node_is_null(fns) && (rc = check_function_names(w, fns)) != GF_OK)
+        goto out;
     if (!section)
         goto out;
 
