@@ -62,6 +62,9 @@ typedef struct gf__endpoint_run {
 
 typedef struct gf__endpoint_ops {
     const char *name; /* "request", for messages */
+    /* What becomes of the work in flight when stop gives up at the deadline, for the
+     * log line ("requests in flight are not answered; callers retry"). */
+    const char *abandoned;
     /* On failure res->message says what, naming the asset; the caller logs it. */
     gf_err (*provision)(gf__endpoint_run *run, gf_provision_result *res);
     void (*describe)(const gf__endpoint_run *run, gf_srv_endpoint *out);

@@ -105,6 +105,8 @@ static void request_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)
 
 const gf__endpoint_ops gf__endpoint_request_ops = {
     .name = "request",
+    .abandoned = "requests in flight are not answered (requests are never redelivered: "
+                 "callers time out and retry)",
     .provision = NULL, /* core NATS: nothing to provision */
     .describe = request_describe,
     .start = request_start,

@@ -167,6 +167,7 @@ static bool tick_stop(gf__endpoint_run *run, int64_t deadline_ms)
 
 const gf__endpoint_ops gf__endpoint_tick_ops = {
     .name = "tick",
+    .abandoned = "the tick in flight is lost (the next leader's tick replaces it)",
     .provision = tick_provision,
     .describe = tick_describe,
     .start = tick_start,

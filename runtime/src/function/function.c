@@ -10,7 +10,12 @@
  *   tick subscriptions, let pull threads finish and ack their batch), then fini,
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
  *   bounded by runtime.drain_timeout; a handler still running at the deadline is
- *   abandoned (its message is redelivered) and the exit code is 1.
+ *   abandoned (what that means for its work depends on the kind: a pull message is
+ *   redelivered, a request is not) and the exit code is 1.
+ * - The signal thread starts before the configuration is read: a SIGTERM while a
+ *   large (or slow to read) file loads ends the process at once with 0, since
+ *   nothing has started that would need draining. A SIGTERM while connecting or
+ *   while provisioning retries is a clean stop too (0).
  * - Endpoints are driven only through their kind's operations (endpoints/endpoint.h):
  *   this file never looks at a kind.
  *
@@ -188,7 +193,7 @@ static gf_err provision_with_retry(gf_fn *fn)
         int64_t delay = attempt < 6 ? 200LL << attempt : 5000;
         gf_log_warn("JetStream not ready, retrying provisioning", "attempt=%d delay_ms=%lld",
                     attempt, (long long)delay);
-        gf_clock_sleep_ms(delay);
+        gf_clock_sleep_until(gf_clock_mono_ms() + delay, &stop_requested);
     }
 }
 
@@ -231,11 +236,14 @@ static gf_err start_discovery(gf_fn *fn)
 }
 
 /* The signal thread: takes SIGTERM/SIGINT (blocked in every other thread), sets the
- * stop flag that startup loops poll, and wakes the main thread. Detached; it stays
- * blocked in sigwait() until the process exits. */
+ * stop flag that startup loops poll, and wakes the main thread. While the
+ * configuration loads (`loading`), nothing needs draining and the load cannot be
+ * interrupted (it may be blocked reading the file): the process exits 0 at once.
+ * Detached; it stays blocked in sigwait() until the process exits. */
 struct signal_watch {
     sigset_t set;
-    sem_t *wake;
+    sem_t wake;
+    atomic_int loading;
 };
 
 static void *signal_thread(void *arg)
@@ -243,12 +251,17 @@ static void *signal_thread(void *arg)
     struct signal_watch *w = arg;
     int sig = 0;
     while (sigwait(&w->set, &sig) == 0) {
-        if (sig == SIGTERM || sig == SIGINT) {
-            gf_log_info("stopping", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-            atomic_store(&stop_requested, 1);
-            sem_post(w->wake);
-            return NULL;
+        if (sig != SIGTERM && sig != SIGINT)
+            continue;
+        const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        if (atomic_load(&w->loading)) {
+            gf_log_info("stopping before start", "signal=%s phase=config", name);
+            _exit(EXIT_CLEAN);
         }
+        gf_log_info("stopping", "signal=%s", name);
+        atomic_store(&stop_requested, 1);
+        sem_post(&w->wake);
+        return NULL;
     }
     return NULL;
 }
@@ -259,9 +272,13 @@ static bool stop_endpoints(gf_fn *fn, int64_t deadline_ms)
     bool clean = true;
     for (size_t i = 0; i < fn->def->endpoints_len; i++) {
         gf__endpoint_run *run = &fn->runs[i];
-        if (!gf__endpoint_ops_of(run->ep->kind)->stop(run, deadline_ms)) {
-            gf_log_error("endpoint did not stop in time; its in-flight work will be redelivered",
-                         "endpoint=%s", run->ep->name);
+        const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
+        if (!ops->stop(run, deadline_ms)) {
+            char quoted[200];
+            gf_log_error("endpoint did not stop in time", "endpoint=%s kind=%s consequence=%s",
+                         run->ep->name, ops->name,
+                         gf_log_quote(quoted, sizeof quoted,
+                                      ops->abandoned ? ops->abandoned : "its work is abandoned"));
             clean = false;
         }
     }
@@ -282,6 +299,9 @@ static int run(gf_fn *fn, sem_t *wake)
     fn->host.js = gf_conn_js(fn->conn);
 
     err = provision_with_retry(fn);
+    if (err != GF_OK && atomic_load(&stop_requested) &&
+        (err == GF_ERR_TIMEOUT || err == GF_ERR_UNAVAILABLE))
+        return EXIT_CLEAN; /* stopped while JetStream was not answering: nothing started */
     if (err != GF_OK)
         return err == GF_ERR_CONFIG ? EXIT_USAGE : EXIT_FAILURE_RUN;
     if (fn->def->init && (err = fn->def->init(fn)) != GF_OK) {
@@ -347,6 +367,15 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Static: the detached signal thread may outlive this frame until exit. */
+    static struct signal_watch watch;
+    pthread_t tid;
+    watch.set = signals;
+    atomic_store(&watch.loading, 1);
+    if (sem_init(&watch.wake, 0, 0) != 0 || pthread_create(&tid, NULL, signal_thread, &watch) != 0)
+        return EXIT_FAILURE_RUN;
+    pthread_detach(tid);
+
     if (sodium_init() < 0)
         return EXIT_FAILURE_RUN;
     fn = calloc(1, sizeof *fn);
@@ -403,17 +432,8 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
         fn->runs[i].ep = ep;
         fn->runs[i].index = i;
     }
-    /* Static: the detached signal thread may outlive this frame until exit. */
-    static sem_t wake;
-    static struct signal_watch watch;
-    pthread_t tid;
-    sem_init(&wake, 0, 0);
-    watch.set = signals;
-    watch.wake = &wake;
-    if (pthread_create(&tid, NULL, signal_thread, &watch) != 0)
-        goto out;
-    pthread_detach(tid);
-    code = run(fn, &wake);
+    atomic_store(&watch.loading, 0);
+    code = run(fn, &watch.wake);
 out:
     if (fn) {
         gf_conn_close(fn->conn, 0);
