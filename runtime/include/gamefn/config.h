@@ -155,12 +155,16 @@ typedef struct gf_log_config {
 } gf_log_config;
 
 typedef struct gf_runtime_config {
-    const char *instance_id;  /* NULL -> generated at start */
-    int64_t drain_timeout_ms; /* bound on shutdown after SIGTERM */
-    int64_t max_in_flight;    /* pull consumers: messages handled concurrently per instance */
-    int64_t fetch_batch;      /* pull consumers: messages per fetch */
-    int64_t fetch_expiry_ms;  /* pull consumers: how long one fetch waits */
-    int64_t heartbeat_ms;     /* pull consumers: idle heartbeat asked of the server */
+    const char *instance_id;     /* NULL -> generated at start */
+    int64_t drain_timeout_ms;    /* bound on shutdown after SIGTERM */
+    int64_t max_in_flight;       /* pull consumers: messages handled concurrently per instance */
+    int64_t fetch_batch;         /* pull consumers: messages per fetch */
+    int64_t fetch_expiry_ms;     /* pull consumers: how long one fetch waits */
+    int64_t heartbeat_ms;        /* pull consumers: idle heartbeat asked of the server */
+    const char **reply_prefixes; /* replies are published only under these ("_INBOX.") */
+    size_t reply_prefixes_len;
+    int64_t request_deadline_ms; /* a request handler running longer is stuck; 0 = none */
+    int64_t max_queued_requests; /* per request endpoint; more are dropped (and counted) */
 } gf_runtime_config;
 
 typedef enum gf_retention {

@@ -30,10 +30,18 @@
  * a new kind adds its enum value, its struct and union member here, and its own file
  * there.
  *
- * Threads: request handlers run on nats.c's subscription thread (one per endpoint,
- * so one request at a time per endpoint and instance); each pull endpoint has its
- * own thread; tick handlers run on the tick subscription's thread. Handlers of
- * different endpoints may run concurrently: shared function state needs a lock.
+ * Threads: each request endpoint has `concurrency` handler threads (1 by default: one
+ * request at a time per endpoint and instance), fed from one subscription, so an
+ * idle handler takes the next request; each pull endpoint has its own thread; tick
+ * handlers run on the tick subscription's thread. Handlers of different endpoints,
+ * and of one request endpoint with concurrency > 1, run concurrently: shared
+ * function state needs a lock.
+ *
+ * Replies go only to inbox subjects (runtime.reply_prefixes, "_INBOX." by default):
+ * a request whose reply subject is anything else is refused before the handler runs
+ * and counted in $SRV STATS (num_refused). A request handler that runs longer than
+ * runtime.request_deadline makes the instance unhealthy (it stops answering
+ * $SRV.PING) until it returns.
  */
 #ifndef GAMEFN_ENDPOINT_H
 #define GAMEFN_ENDPOINT_H
@@ -95,6 +103,7 @@ typedef struct gf_request_endpoint {
     const char *subject;     /* request subject */
     const char *queue_group; /* NULL: every instance gets every request */
     gf_request_fn on_request;
+    int concurrency; /* handlers run at once by this instance (0 means 1; at most 256) */
 } gf_request_endpoint;
 
 typedef struct gf_pull_endpoint {

@@ -10,6 +10,10 @@
  *   start      begin taking work on the host's connection
  *   stop       stop taking work; return once in-flight work is done or the deadline
  *              passed (false then: something is still running)
+ *   check      (may be NULL) bring the kind's $SRV counters up to date and say whether
+ *              it is healthy (false, with the reason, e.g. a handler stuck past its
+ *              deadline); called before each $SRV answer, between start and stop only,
+ *              never concurrently with itself or with stop (the lifecycle serializes)
  *
  * The host is what the lifecycle lends to its endpoints: the connection, the config,
  * the $SRV service, the stop flag and the gf_fn handed to handlers (opaque here).
@@ -70,6 +74,7 @@ typedef struct gf__endpoint_ops {
     void (*describe)(const gf__endpoint_run *run, gf_srv_endpoint *out);
     gf_err (*start)(gf__endpoint_run *run);
     bool (*stop)(gf__endpoint_run *run, int64_t deadline_ms);
+    bool (*check)(gf__endpoint_run *run, char *why, size_t why_size);
 } gf__endpoint_ops;
 
 /* The operations of `kind`, or NULL for a kind nobody registered (endpoints/kinds.c). */

@@ -58,6 +58,10 @@ struct gf_fn {
     void *state;
     gf__endpoint_host host;
     gf__endpoint_run *runs; /* def->endpoints_len entries */
+    /* $SRV's check hook reads the endpoints between their start and their stop only:
+     * `live` (guarded by check_mu) is set once all started and cleared before any stops. */
+    pthread_mutex_t check_mu;
+    bool live;
 };
 
 /* The process's one stop flag (the only global besides the log sink): set once by
@@ -211,6 +215,32 @@ static gf_err start_endpoints(gf_fn *fn)
     return GF_OK;
 }
 
+/* $SRV's check hook (a nats.c thread): every endpoint brings its counters up to date
+ * and says whether it is healthy; the first reason is reported. */
+static bool check_endpoints(void *closure, char *why, size_t why_size)
+{
+    gf_fn *fn = closure;
+    bool healthy = true;
+    char later[64]; /* reasons after the first are dropped */
+    pthread_mutex_lock(&fn->check_mu);
+    for (size_t i = 0; fn->live && i < fn->def->endpoints_len; i++) {
+        gf__endpoint_run *run = &fn->runs[i];
+        const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
+        if (ops->check &&
+            !ops->check(run, healthy ? why : later, healthy ? why_size : sizeof later))
+            healthy = false;
+    }
+    pthread_mutex_unlock(&fn->check_mu);
+    return healthy;
+}
+
+static void set_live(gf_fn *fn, bool live)
+{
+    pthread_mutex_lock(&fn->check_mu);
+    fn->live = live;
+    pthread_mutex_unlock(&fn->check_mu);
+}
+
 static gf_err start_discovery(gf_fn *fn)
 {
     size_t n = fn->def->endpoints_len;
@@ -229,6 +259,10 @@ static gf_err start_discovery(gf_fn *fn)
         .description = fn->def->description,
         .endpoints = eps,
         .endpoints_len = n,
+        .reply_prefixes = fn->cfg->runtime.reply_prefixes,
+        .reply_prefixes_len = fn->cfg->runtime.reply_prefixes_len,
+        .check = check_endpoints,
+        .check_closure = fn,
     };
     gf_err err = gf_srv_start(gf_conn_nats(fn->conn), &info, &fn->srv);
     free(eps);
@@ -316,6 +350,7 @@ static int run(gf_fn *fn, sem_t *wake)
         err = start_endpoints(fn);
     }
     if (err == GF_OK) {
+        set_live(fn, true);
         gf_log_info("started", "version=%s instance=%s endpoints=%zu", fn->def->version,
                     fn->instance_id, fn->def->endpoints_len);
         while (sem_wait(wake) != 0)
@@ -324,6 +359,7 @@ static int run(gf_fn *fn, sem_t *wake)
     }
 
     atomic_store(&stop_requested, 1);
+    set_live(fn, false);
     int64_t deadline = gf_clock_mono_ms() + rc->drain_timeout_ms;
     bool abandoned = !stop_endpoints(fn, deadline);
     if (abandoned)
@@ -382,6 +418,7 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     if (!fn)
         return EXIT_FAILURE_RUN;
     fn->def = def;
+    pthread_mutex_init(&fn->check_mu, NULL);
     gf_config_section section = {.name = def->name, .table = def->config};
     if (gf_config_load(opts.config_path, def->config ? &section : NULL, &fn->cfg, &cerr) != GF_OK) {
         fprintf(stderr, "%s: %s\n", def->name, cerr.message);
@@ -438,6 +475,7 @@ out:
     if (fn) {
         gf_conn_close(fn->conn, 0);
         gf_config_free(fn->cfg);
+        pthread_mutex_destroy(&fn->check_mu);
         free(fn->runs);
         free(fn);
     }
