@@ -26,9 +26,9 @@ static void default_prefix_allows_inboxes_only(void **state)
     } cases[] = {
         {"_INBOX.abc", true},
         {"_INBOX.abc.1", true},
-        {"_INBOX.", false},           /* nothing after the prefix */
-        {"_INBOX", false},            /* the prefix is whole tokens */
-        {"_INBOXES.x", false},        /* ... so a longer first token is not under it */
+        {"_INBOX.", false},    /* nothing after the prefix */
+        {"_INBOX", false},     /* the prefix is whole tokens */
+        {"_INBOXES.x", false}, /* ... so a longer first token is not under it */
         {"$JS.API.STREAM.DELETE.VICTIM", false},
         {"$JS.ACK.S.c.1.1.1.1.0", false},
         {"$KV.tickets.t1", false},
@@ -36,7 +36,7 @@ static void default_prefix_allows_inboxes_only(void **state)
         {"$SRV.PING", false},
         {"gamefn.v1.echo", false},
         {"victim.injected", false},
-        {"_INBOX.*", false},          /* wildcards are never a reply subject */
+        {"_INBOX.*", false}, /* wildcards are never a reply subject */
         {"_INBOX.>", false},
         {"_INBOX.a*b", false},
         {"_INBOX..x", false},
@@ -70,24 +70,12 @@ static void prefix_problems(void **state)
         const char *prefix;
         const char *problem; /* NULL: accepted */
     } cases[] = {
-        {"_INBOX.", NULL},
-        {"_GW.eu1.", NULL},
-        {"replies.", NULL},
-        {"", "is empty"},
-        {NULL, "is empty"},
-        {"_INBOX", "must end with '.'"},
-        {"_INBOX.>.", "literal"},
-        {"_INBOX.*.", "literal"},
-        {".", "literal"},
-        {"a..", "literal"},
-        {"a b.", "literal"},
-        {"$JS.", "reserved"},
-        {"$JS.API.", "reserved"},
-        {"$KV.", "reserved"},
-        {"$O.", "reserved"},
-        {"$SYS.", "reserved"},
-        {"$SRV.", "reserved"},
-        {"gamefn.", "reserved"},
+        {"_INBOX.", NULL},          {"_GW.eu1.", NULL},       {"replies.", NULL},
+        {"", "is empty"},           {NULL, "is empty"},       {"_INBOX", "must end with '.'"},
+        {"_INBOX.>.", "literal"},   {"_INBOX.*.", "literal"}, {".", "literal"},
+        {"a..", "literal"},         {"a b.", "literal"},      {"$JS.", "reserved"},
+        {"$JS.API.", "reserved"},   {"$KV.", "reserved"},     {"$O.", "reserved"},
+        {"$SYS.", "reserved"},      {"$SRV.", "reserved"},    {"gamefn.", "reserved"},
         {"gamefn.v1.", "reserved"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -97,7 +97,6 @@ bool gf__reply_guard_check(gf__reply_guard *g, const char *reply)
     gf_log_warn("reply refused: the reply subject is not an allowed inbox",
                 "where=%s subject=%s refused_total=%lld not_logged=%lld "
                 "hint=\"runtime.reply_prefixes lists where replies may go\"",
-                g->where, gf_log_quote(quoted, sizeof quoted, reply ? reply : ""), total,
-                unlogged);
+                g->where, gf_log_quote(quoted, sizeof quoted, reply ? reply : ""), total, unlogged);
     return false;
 }

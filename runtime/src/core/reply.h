@@ -41,10 +41,10 @@ bool gf__reply_allowed(const char *subject, const char *const *prefixes, size_t 
 typedef struct gf__reply_guard {
     const char *const *prefixes; /* borrowed */
     size_t prefixes_len;
-    const char *where;         /* names the checker in the log line, e.g. "endpoint echo" */
-    atomic_llong refused;      /* since init */
-    atomic_llong unlogged;     /* refusals since the last log line */
-    atomic_llong next_log_ms;  /* monotonic: no line before this */
+    const char *where;        /* names the checker in the log line, e.g. "endpoint echo" */
+    atomic_llong refused;     /* since init */
+    atomic_llong unlogged;    /* refusals since the last log line */
+    atomic_llong next_log_ms; /* monotonic: no line before this */
 } gf__reply_guard;
 
 void gf__reply_guard_init(gf__reply_guard *g, const char *const *prefixes, size_t n,
