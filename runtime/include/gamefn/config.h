@@ -17,6 +17,7 @@
  *
  * A function only validates its own entry under `functions:`; entries of other
  * functions are skipped (they are validated by those functions at their start).
+ * gf_config_load_all() validates every entry, for `gamefn check-config`.
  *
  * Environment variables override deployment values only, after the file is read:
  *   GAMEFN_NATS_URL        comma-separated server URLs (replaces nats.servers)
@@ -248,7 +249,15 @@ typedef struct gf_config {
 gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
                       gf_config_error *err);
 
-/* Same, from a string; `name` stands for the file name in error messages.
+/* Same, and every entry under `functions:` with the table of its name in `sections`
+ * (n of them; entries of those names that are absent are not checked). An entry whose
+ * name is not among them is an error: "unknown function 'x'", with the closest name
+ * suggested. cfg->function stays NULL. For `gamefn check-config`, which links every
+ * function's table (tools/gamefn/functions.c). */
+gf_err gf_config_load_all(const char *path, const gf_config_section *sections, size_t n,
+                          gf_config **out, gf_config_error *err);
+
+/* Same as gf_config_load, from a string; `name` stands for the file name in error messages.
  * Environment overrides are applied too. */
 gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
                              const gf_config_section *section, gf_config **out,
