@@ -10,7 +10,7 @@
 
 /* X(section name, table symbol) */
 #define GF_CLI_FUNCTIONS(X)                                                                        \
-    X("echo", echo_config_table)       /* functions/echo/echo.c */                                 \
+    X("echo", echo_config_table)        /* functions/echo/echo.c */                                \
     X("matcher", gf_match_config_table) /* functions/matcher/engine/src/config_table.c */
 
 #define DECLARE(name, table) extern const gf_cfg_table table;

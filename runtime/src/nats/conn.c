@@ -122,9 +122,10 @@ static void warn_if_exposed(const char *path, const char *option)
     if (stat(path, &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
         return;
     char qpath[300];
-    gf_log_warn("secret file is accessible to other users", "option=%s path=%s mode=%04o "
-                "hint=\"chmod 600 it (owner only)\"", option,
-                gf_log_quote(qpath, sizeof qpath, path), (unsigned)(st.st_mode & 07777));
+    gf_log_warn("secret file is accessible to other users",
+                "option=%s path=%s mode=%04o "
+                "hint=\"chmod 600 it (owner only)\"",
+                option, gf_log_quote(qpath, sizeof qpath, path), (unsigned)(st.st_mode & 07777));
 }
 
 /* Builds the options; errors here are configuration errors (bad files, bad URLs). */
