@@ -18,9 +18,9 @@
  * counted (STATS discovery_refused) and logged at a bounded rate.
  *
  * Health: when `check` says the instance is unhealthy (a request handler stuck past
- * its deadline), PING is not answered, so `nats micro ping` and liveness probes see
- * it gone, while INFO and STATS still answer with metadata healthy "false" and the
- * reason in metadata unhealthy. Healthy answers carry healthy "true".
+ * its deadline; a function also while it starts or stops), PING is not answered, so `nats micro
+ * ping` and liveness probes see it gone, while INFO and STATS still answer with metadata healthy
+ * "false" and the reason in metadata unhealthy. Healthy answers carry healthy "true".
  *
  * Threads: gf_srv_record() is called from handler threads; the $SRV responders run
  * on nats.c's subscription threads. Counters are guarded by one mutex per service.

@@ -59,9 +59,10 @@ struct gf_fn {
     gf__endpoint_host host;
     gf__endpoint_run *runs; /* def->endpoints_len entries */
     /* $SRV's check hook reads the endpoints between their start and their stop only:
-     * `live` (guarded by check_mu) is set once all started and cleared before any stops. */
+     * `live` (guarded by check_mu) is set once all started and cleared before any stops;
+     * `stopping` says which side of that window a not-live instance is on. */
     pthread_mutex_t check_mu;
-    bool live;
+    bool live, stopping;
 };
 
 /* The process's one stop flag (the only global besides the log sink): set once by
@@ -216,13 +217,19 @@ static gf_err start_endpoints(gf_fn *fn)
 }
 
 /* $SRV's check hook (a nats.c thread): every endpoint brings its counters up to date
- * and says whether it is healthy; the first reason is reported. */
+ * and says whether it is healthy; the first reason is reported. An instance whose
+ * endpoints are not all taking work yet (or any more) is not healthy either, so a
+ * PING answer means "ready": discovery starts before the endpoints do. */
 static bool check_endpoints(void *closure, char *why, size_t why_size)
 {
     gf_fn *fn = closure;
     bool healthy = true;
     char later[64]; /* reasons after the first are dropped */
     pthread_mutex_lock(&fn->check_mu);
+    if (!fn->live) {
+        snprintf(why, why_size, "%s", fn->stopping ? "stopping" : "starting");
+        healthy = false;
+    }
     for (size_t i = 0; fn->live && i < fn->def->endpoints_len; i++) {
         gf__endpoint_run *run = &fn->runs[i];
         const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
@@ -237,6 +244,7 @@ static bool check_endpoints(void *closure, char *why, size_t why_size)
 static void set_live(gf_fn *fn, bool live)
 {
     pthread_mutex_lock(&fn->check_mu);
+    fn->stopping = fn->stopping || fn->live;
     fn->live = live;
     pthread_mutex_unlock(&fn->check_mu);
 }
