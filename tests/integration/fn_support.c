@@ -172,6 +172,27 @@ int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json)
     return *json ? 0 : -1;
 }
 
+int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const char *name,
+                         const char *instance, char *const extra_env[])
+{
+    if (gf_fnenv_spawn(env, p, relative, instance, extra_env) != 0)
+        return -1;
+    if (gf_fnenv_wait_ping(env, name, instance, 10000))
+        return 0;
+    gf_proc_dump_log(p, 30);
+    return -1;
+}
+
+natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)
+{
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = name;
+    sc.Subjects = &subject;
+    sc.SubjectsLen = 1;
+    return js_AddStream(NULL, js, &sc, NULL, NULL);
+}
+
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
 {
     gf_proc_signal(p, SIGTERM);

@@ -59,6 +59,14 @@ const char *gf_fnenv_binary(const char *relative, char *buf, size_t size);
 int gf_fnenv_spawn(gf_fnenv *env, gf_proc *p, const char *relative, const char *instance,
                    char *const extra_env[]);
 
+/* gf_fnenv_spawn, then waits (10 s) until `$SRV.PING.<name>.<instance>` answers, i.e.
+ * every endpoint takes work. Returns 0, or -1 (the log is dumped) if it never does. */
+int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const char *name,
+                         const char *instance, char *const extra_env[]);
+
+/* Creates stream `name` on `subject` (file storage, defaults) through `js`. */
+natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject);
+
 /* SIGTERM, then waits up to timeout_ms: true when the process exited with 0. Otherwise
  * prints the end of its log (the reason a test then fails) and returns false. */
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms);

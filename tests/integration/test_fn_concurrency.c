@@ -26,27 +26,49 @@
 static char *const four_handlers[] = {"GAMEFN_TEST_MODE=request", "GAMEFN_TEST_CONCURRENCY=4",
                                       NULL};
 
-/* Sends `n` requests at once, each with `payload`, to one inbox. */
-static natsSubscription *send_all(gf_fnenv *env, const char *payload, int n, natsInbox **inbox)
+/* Starts a server (with `runtime_yaml`, may be NULL) and one test worker in request
+ * mode with `env_vars`, ready to take requests. */
+static void start_worker(gf_fnenv *env, gf_proc *w, const char *id, char *const env_vars[],
+                         const char *runtime_yaml)
 {
-    natsSubscription *sub = NULL;
-    assert_int_equal(natsInbox_Create(inbox), NATS_OK);
-    assert_int_equal(natsConnection_SubscribeSync(&sub, env->nc, *inbox), NATS_OK);
+    gf_fnenv_opts opts = {.runtime_yaml = runtime_yaml};
+    assert_int_equal(gf_fnenv_start_with(env, &opts), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, w, WORKER, "test-worker", id, env_vars), 0);
+}
+
+/* The inbox that collects the replies of requests sent at once. */
+typedef struct replies {
+    natsInbox *inbox;
+    natsSubscription *sub;
+} replies;
+
+/* Sends `n` requests at once, each with `payload`, to one inbox. */
+static replies send_all(gf_fnenv *env, const char *payload, int n)
+{
+    replies r = {0};
+    assert_int_equal(natsInbox_Create(&r.inbox), NATS_OK);
+    assert_int_equal(natsConnection_SubscribeSync(&r.sub, env->nc, r.inbox), NATS_OK);
     for (int i = 0; i < n; i++)
-        assert_int_equal(natsConnection_PublishRequest(env->nc, "test.request", *inbox, payload,
+        assert_int_equal(natsConnection_PublishRequest(env->nc, "test.request", r.inbox, payload,
                                                        (int)strlen(payload)),
                          NATS_OK);
     assert_int_equal(natsConnection_Flush(env->nc), NATS_OK);
-    return sub;
+    return r;
+}
+
+static void replies_free(replies *r)
+{
+    natsSubscription_Destroy(r->sub);
+    natsInbox_Destroy(r->inbox);
 }
 
 /* Receives `n` replies within timeout_ms each; returns how many came. */
-static int receive(natsSubscription *sub, int n, int timeout_ms, const char *want)
+static int receive(replies *r, int n, int timeout_ms, const char *want)
 {
     int got = 0;
     for (int i = 0; i < n; i++) {
         natsMsg *m = NULL;
-        if (natsSubscription_NextMsg(&m, sub, timeout_ms) != NATS_OK)
+        if (natsSubscription_NextMsg(&m, r->sub, timeout_ms) != NATS_OK)
             break;
         if (want) {
             char body[32];
@@ -64,17 +86,13 @@ static void handlers_run_at_once(void **state)
 {
     gf_fnenv env;
     gf_proc w = {0};
-    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "c4", four_handlers), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "c4", 10000));
+    start_worker(&env, &w, "c4", four_handlers, NULL);
 
     /* Four requests; each handler waits until all four are inside at once. With one
      * handler at a time the first would give up after 3 s and answer 1. */
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = send_all(&env, "barrier:4", 4, &inbox);
-    assert_int_equal(receive(sub, 4, 5000, "4"), 4);
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    replies r = send_all(&env, "barrier:4", 4);
+    assert_int_equal(receive(&r, 4, 5000, "4"), 4);
+    replies_free(&r);
     assert_true(gf_fnenv_stop(&w, 10000));
     gf_fnenv_free(&env);
 }
@@ -83,19 +101,15 @@ static void drain_waits_for_every_handler(void **state)
 {
     gf_fnenv env;
     gf_proc w = {0};
-    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "d4", four_handlers), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "d4", 10000));
+    start_worker(&env, &w, "d4", four_handlers, NULL);
 
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = send_all(&env, "sleep:800", 6, &inbox);
+    replies r = send_all(&env, "sleep:800", 6);
     gf_fnenv_sleep_ms(300); /* four handlers sleep, two requests wait for one */
     gf_proc_signal(&w, SIGTERM);
-    assert_int_equal(receive(sub, 6, 5000, "sleep:800"), 6);
+    assert_int_equal(receive(&r, 6, 5000, "sleep:800"), 6);
     assert_int_equal(gf_proc_wait(&w, 10000), 0);
     assert_true(gf_proc_exited_with(&w, 0));
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    replies_free(&r);
     gf_fnenv_free(&env);
 }
 
@@ -126,19 +140,15 @@ static bool pings(gf_fnenv *env, void *arg)
 static void stuck_handler_makes_the_instance_unhealthy(void **state)
 {
     char *const two[] = {"GAMEFN_TEST_MODE=request", "GAMEFN_TEST_CONCURRENCY=2", NULL};
-    gf_fnenv_opts opts = {.runtime_yaml = "  request_deadline: 400ms\n"};
     gf_fnenv env;
     gf_proc w = {0};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "s2", two), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "s2", 10000));
+    start_worker(&env, &w, "s2", two, "  request_deadline: 400ms\n");
     json_t *root = srv_json(&env, "INFO");
     assert_non_null(root);
     assert_string_equal(metadata(root, "healthy"), "true");
     json_decref(root);
 
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = send_all(&env, "sleep:2500", 1, &inbox);
+    replies r = send_all(&env, "sleep:2500", 1);
     gf_fnenv_sleep_ms(900);
     /* Past the deadline: no PING answer; INFO and STATS say why. */
     assert_null(srv_json(&env, "PING"));
@@ -154,13 +164,12 @@ static void stuck_handler_makes_the_instance_unhealthy(void **state)
     natsMsg_Destroy(reply);
 
     /* The stuck handler returns (its reply is still sent) and PING answers again. */
-    assert_int_equal(receive(sub, 1, 5000, "sleep:2500"), 1);
+    assert_int_equal(receive(&r, 1, 5000, "sleep:2500"), 1);
     assert_true(gf_fnenv_eventually(pings, &env, NULL, 2000));
     root = srv_json(&env, "STATS");
     assert_string_equal(metadata(root, "healthy"), "true");
     json_decref(root);
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    replies_free(&r);
     assert_true(gf_fnenv_stop(&w, 10000));
     gf_fnenv_free(&env);
 }
@@ -192,17 +201,13 @@ static bool all_counted(gf_fnenv *env, void *arg)
 static void overload_drops_show_in_stats(void **state)
 {
     char *const one[] = {"GAMEFN_TEST_MODE=request", NULL};
-    gf_fnenv_opts opts = {.runtime_yaml = "  max_queued_requests: 2\n"};
     gf_fnenv env;
     gf_proc w = {0};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "o1", one), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "o1", 10000));
+    start_worker(&env, &w, "o1", one, "  max_queued_requests: 2\n");
 
     enum { N = 40 };
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = send_all(&env, "sleep:50", N, &inbox);
-    int answered = receive(sub, N, 1500, NULL);
+    replies r = send_all(&env, "sleep:50", N);
+    int answered = receive(&r, N, 1500, NULL);
     json_int_t want = N;
     assert_true(gf_fnenv_eventually(all_counted, &env, &want, 5000));
     counts c = stats_counts(&env);
@@ -211,8 +216,7 @@ static void overload_drops_show_in_stats(void **state)
     assert_int_equal(c.dropped, N - answered);
     assert_int_equal(c.errors, c.dropped);
     assert_true(gf_fnenv_wait_log(&w, "requests dropped", 1000));
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    replies_free(&r);
     assert_true(gf_fnenv_stop(&w, 10000));
     gf_fnenv_free(&env);
 }

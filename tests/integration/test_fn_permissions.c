@@ -101,8 +101,7 @@ static void roles_under_the_shipped_users(void **state)
     jo.Wait = 1000;
     assert_int_equal(natsConnection_JetStream(&env.js, env.nc, &jo), NATS_OK);
 
-    assert_int_equal(gf_fnenv_spawn(&env, &echo, ECHO, "e1", NULL), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "echo", "e1", 10000));
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &echo, ECHO, "echo", "e1", NULL), 0);
     assert_int_equal(gf_fnenv_log_count(&echo, "Permissions Violation"), 0);
 
     /* A gateway, on its own inbox prefix, is answered by echo. */
@@ -119,13 +118,7 @@ static void roles_under_the_shipped_users(void **state)
     natsConnection *fn = connect_as(&env, "allocator", NULL);
     jsCtx *fjs = NULL;
     assert_int_equal(natsConnection_JetStream(&fjs, fn, &jo), NATS_OK);
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = "VICTIM";
-    const char *subjects[] = {"victim.>"};
-    sc.Subjects = subjects;
-    sc.SubjectsLen = 1;
-    assert_int_equal(js_AddStream(NULL, fjs, &sc, NULL, NULL), NATS_OK);
+    assert_int_equal(gf_fnenv_add_stream(fjs, "VICTIM", "victim.>"), NATS_OK);
     assert_int_not_equal(js_DeleteStream(fjs, "VICTIM", NULL, NULL), NATS_OK);
 
     /* The confused deputy through echo, from the gateway: refused twice over. */

@@ -28,15 +28,12 @@
 static const char *const hostile_replies[] = {"$JS.API.STREAM.DELETE.VICTIM", "victim.injected"};
 static const char *const srv_subjects[] = {"$SRV.PING", "$SRV.INFO.echo", "$SRV.STATS.echo.e1"};
 
-static void create_victim(jsCtx *js)
+/* A server, stream VICTIM and echo (instance e1), ready. */
+static void start_echo_and_victim(gf_fnenv *env, gf_proc *echo)
 {
-    jsStreamConfig sc;
-    jsStreamConfig_Init(&sc);
-    sc.Name = "VICTIM";
-    const char *subjects[] = {"victim.>"};
-    sc.Subjects = subjects;
-    sc.SubjectsLen = 1;
-    assert_int_equal(js_AddStream(NULL, js, &sc, NULL, NULL), NATS_OK);
+    assert_int_equal(gf_fnenv_start(env, NULL), 0);
+    assert_int_equal(gf_fnenv_add_stream(env->js, "VICTIM", "victim.>"), NATS_OK);
+    assert_int_equal(gf_fnenv_spawn_ready(env, echo, ECHO, "echo", "e1", NULL), 0);
 }
 
 /* VICTIM still exists and holds no message. */
@@ -104,10 +101,7 @@ static void replies_go_only_to_inboxes(void **state)
 {
     gf_fnenv env;
     gf_proc echo = {0};
-    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
-    create_victim(env.js);
-    assert_int_equal(gf_fnenv_spawn(&env, &echo, ECHO, "e1", NULL), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "echo", "e1", 10000));
+    start_echo_and_victim(&env, &echo);
 
     attack(&env, env.nc, true, true);
 
@@ -133,10 +127,7 @@ static void discovery_replies_go_only_to_inboxes(void **state)
 {
     gf_fnenv env;
     gf_proc echo = {0};
-    assert_int_equal(gf_fnenv_start(&env, NULL), 0);
-    create_victim(env.js);
-    assert_int_equal(gf_fnenv_spawn(&env, &echo, ECHO, "e1", NULL), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "echo", "e1", 10000));
+    start_echo_and_victim(&env, &echo);
 
     attack(&env, env.nc, false, true);
     json_t *root = stats(&env);
@@ -176,9 +167,8 @@ static void restricted_attacker_cannot_borrow_the_functions_rights(void **state)
     snprintf(url, sizeof url, "nats://attacker:attacker-secret@127.0.0.1:%d", port);
     assert_int_equal(natsConnection_ConnectTo(&attacker, url), NATS_OK);
 
-    create_victim(env.js);
-    assert_int_equal(gf_fnenv_spawn(&env, &echo, ECHO, "e1", NULL), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "echo", "e1", 10000));
+    assert_int_equal(gf_fnenv_add_stream(env.js, "VICTIM", "victim.>"), NATS_OK);
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &echo, ECHO, "echo", "e1", NULL), 0);
 
     /* The attacker's own permissions do allow echo itself. */
     natsMsg *reply = NULL;

@@ -50,12 +50,29 @@ static bool lease_holder(gf_fnenv *env, char *holder, size_t size)
     return lease_holder_of(env, LEASE_KEY, holder, size);
 }
 
+/* What the handlers recorded on test.results.ticks, "<seq> <token> <who> <subject>". */
 typedef struct ticks {
     size_t count;
     uint64_t tokens[8]; /* distinct lease tokens (tenures) seen, in order of appearance */
     size_t ntokens;
-    bool duplicate; /* a (token, seq) pair published twice */
+    bool duplicate;         /* a (token, seq, subject) published twice */
+    size_t per_subject[2];  /* test.tick.g2, and every other subject */
+    bool handled_by_ticker; /* an instance named t* (a ticker) handled a tick */
+    bool saw_forged;        /* seq 999999: the test's own tick of an older token */
 } ticks;
+
+typedef struct tick_line {
+    long long seq;
+    unsigned long long token;
+    char who[96], subject[96];
+} tick_line;
+
+static tick_line parse_line(const char *text)
+{
+    tick_line l;
+    assert_int_equal(sscanf(text, "%lld %llu %95s %95s", &l.seq, &l.token, l.who, l.subject), 4);
+    return l;
+}
 
 static void read_ticks(gf_fnenv *env, ticks *t)
 {
@@ -63,23 +80,20 @@ static void read_ticks(gf_fnenv *env, ticks *t)
     memset(t, 0, sizeof *t);
     assert_int_equal(gf_fnenv_results(env, "test.results.ticks", &lines), 0);
     for (size_t i = 0; i < lines.count; i++) {
-        long long seq = 0;
-        unsigned long long token = 0;
-        char who[96];
-        assert_int_equal(sscanf(lines.lines[i], "%lld %llu %95s", &seq, &token, who), 3);
-        assert_true(seq >= 1);
-        assert_true(token >= 1);
+        tick_line l = parse_line(lines.lines[i]);
+        assert_true(l.seq >= 1);
+        assert_true(l.token >= 1);
+        t->handled_by_ticker |= l.who[0] == 't';
+        t->saw_forged |= l.seq == 999999;
+        t->per_subject[strcmp(l.subject, "test.tick.g2") != 0]++;
         bool known = false;
         for (size_t k = 0; k < t->ntokens; k++)
-            known |= t->tokens[k] == token;
+            known |= t->tokens[k] == l.token;
         if (!known && t->ntokens < 8)
-            t->tokens[t->ntokens++] = token;
+            t->tokens[t->ntokens++] = l.token;
         for (size_t j = 0; j < i; j++) {
-            long long s2 = 0;
-            unsigned long long t2 = 0;
-            sscanf(lines.lines[j], "%lld %llu", &s2, &t2);
-            if (s2 == seq && t2 == token)
-                t->duplicate = true;
+            tick_line o = parse_line(lines.lines[j]);
+            t->duplicate |= o.seq == l.seq && o.token == l.token && !strcmp(o.subject, l.subject);
         }
     }
     t->count = lines.count;
@@ -181,54 +195,6 @@ static void clean_stop_releases_the_lease(void **state)
 
 #define TICKER_KEY "tick.test-worker.ticks"
 
-typedef struct split_ticks {
-    size_t count;
-    uint64_t tokens[8];
-    size_t ntokens;
-    size_t per_subject[2]; /* test.tick.g1, test.tick.g2 */
-    bool handled_by_ticker, duplicate, saw_forged;
-    long long max_seq;
-} split_ticks;
-
-static void read_split(gf_fnenv *env, split_ticks *t)
-{
-    gf_lines lines;
-    memset(t, 0, sizeof *t);
-    assert_int_equal(gf_fnenv_results(env, "test.results.ticks", &lines), 0);
-    for (size_t i = 0; i < lines.count; i++) {
-        long long seq = 0;
-        unsigned long long token = 0;
-        char who[96], subject[96];
-        assert_int_equal(sscanf(lines.lines[i], "%lld %llu %95s %95s", &seq, &token, who, subject),
-                         4);
-        t->handled_by_ticker |= who[0] == 't';
-        t->saw_forged |= seq == 999999;
-        t->per_subject[strcmp(subject, "test.tick.g2") == 0]++;
-        t->max_seq = seq > t->max_seq ? seq : t->max_seq;
-        bool known = false;
-        for (size_t k = 0; k < t->ntokens; k++)
-            known |= t->tokens[k] == token;
-        if (!known && t->ntokens < 8)
-            t->tokens[t->ntokens++] = token;
-        for (size_t j = 0; j < i; j++) {
-            long long s2 = 0;
-            unsigned long long t2 = 0;
-            char w2[96], sub2[96];
-            sscanf(lines.lines[j], "%lld %llu %95s %95s", &s2, &t2, w2, sub2);
-            t->duplicate |= s2 == seq && t2 == token && strcmp(sub2, subject) == 0;
-        }
-    }
-    t->count = lines.count;
-    gf_fnenv_lines_free(&lines);
-}
-
-static bool split_beyond(gf_fnenv *env, void *arg)
-{
-    split_ticks t;
-    read_split(env, &t);
-    return t.count >= *(size_t *)arg;
-}
-
 static bool ticker_changed(gf_fnenv *env, void *arg)
 {
     char now[96];
@@ -255,22 +221,20 @@ static void ticker_and_handlers_apart(void **state)
     char *const handler_env[] = {"GAMEFN_TEST_MODE=tick-handler", NULL};
     gf_fnenv env;
     gf_proc t1 = {0}, t2 = {0}, h1 = {0}, h2 = {0};
-    split_ticks t;
+    ticks t;
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &h1, WORKER, "h1", handler_env), 0);
-    assert_int_equal(gf_fnenv_spawn(&env, &h2, WORKER, "h2", handler_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "h1", 10000));
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "h2", 10000));
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &h1, WORKER, "test-worker", "h1", handler_env), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &h2, WORKER, "test-worker", "h2", handler_env), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &t1, WORKER, "t1", ticker_env), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &t2, WORKER, "t2", ticker_env), 0);
 
-    size_t want = 30;
-    assert_true(gf_fnenv_eventually(split_beyond, &env, &want, 15000));
-    read_split(&env, &t);
+    struct more m = {30};
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 15000));
+    read_ticks(&env, &t);
     assert_false(t.handled_by_ticker); /* tickers publish, handlers handle */
     assert_false(t.duplicate);
     assert_int_equal(t.ntokens, 1);                                /* one ticker active */
-    assert_true(t.per_subject[0] >= 10 && t.per_subject[1] >= 10); /* both tick groups */
+    assert_true(t.per_subject[0] >= 10 && t.per_subject[1] >= 10); /* g2 and g1 */
     uint64_t first_token = t.tokens[0];
 
     /* SIGKILL the active ticker: the other takes over with a larger token. */
@@ -281,9 +245,9 @@ static void ticker_and_handlers_apart(void **state)
     gf_proc_signal(dead, SIGKILL);
     assert_int_equal(gf_proc_wait(dead, 5000), 0);
     assert_true(gf_fnenv_eventually(ticker_changed, &env, leader, 10000));
-    want = t.count + 40;
-    assert_true(gf_fnenv_eventually(split_beyond, &env, &want, 15000));
-    read_split(&env, &t);
+    m.after = t.count + 40;
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 15000));
+    read_ticks(&env, &t);
     assert_int_equal(t.ntokens, 2);
     assert_true(t.tokens[1] > first_token);
     assert_false(t.duplicate);
@@ -291,9 +255,9 @@ static void ticker_and_handlers_apart(void **state)
     /* Both handlers have seen the new token by now: a tick of the old tenure is dropped. */
     for (int i = 0; i < 4; i++)
         publish_forged_tick(&env, first_token);
-    want = t.count + 10;
-    assert_true(gf_fnenv_eventually(split_beyond, &env, &want, 10000));
-    read_split(&env, &t);
+    m.after = t.count + 10;
+    assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 10000));
+    read_ticks(&env, &t);
     assert_false(t.saw_forged);
 
     assert_true(gf_fnenv_stop(alive, 15000));
