@@ -99,6 +99,4 @@ bool gf_fnenv_wait_log(const gf_proc *p, const char *needle, int timeout_ms);
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
                          int timeout_ms);
 
-void gf_fnenv_sleep_ms(int ms);
-
 #endif

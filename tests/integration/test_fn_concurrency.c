@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 
 #define WORKER "tests/gamefn-test-worker"
 
@@ -104,7 +105,7 @@ static void drain_waits_for_every_handler(void **state)
     start_worker(&env, &w, "d4", four_handlers, NULL);
 
     replies r = send_all(&env, "sleep:800", 6);
-    gf_fnenv_sleep_ms(300); /* four handlers sleep, two requests wait for one */
+    gf_clock_sleep_ms(300); /* four handlers sleep, two requests wait for one */
     gf_proc_signal(&w, SIGTERM);
     assert_int_equal(receive(&r, 6, 5000, "sleep:800"), 6);
     assert_int_equal(gf_proc_wait(&w, 10000), 0);
@@ -149,7 +150,7 @@ static void stuck_handler_makes_the_instance_unhealthy(void **state)
     json_decref(root);
 
     replies r = send_all(&env, "sleep:2500", 1);
-    gf_fnenv_sleep_ms(900);
+    gf_clock_sleep_ms(900);
     /* Past the deadline: no PING answer; INFO and STATS say why. */
     assert_null(srv_json(&env, "PING"));
     root = srv_json(&env, "INFO");

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 
 #define ECHO   "functions/echo/gamefn-echo"
 #define WORKER "tests/gamefn-test-worker"
@@ -43,13 +44,13 @@ static void sigterm_while_the_config_loads_exits_0_at_once(void **state)
         fd = open(fifo, O_WRONLY | O_NONBLOCK);
         if (fd < 0) {
             assert_int_equal(errno, ENXIO);
-            gf_fnenv_sleep_ms(20);
+            gf_clock_sleep_ms(20);
         }
     }
     assert_true(fd >= 0);
     static const char part[] = "log:\n  level: info\nruntime:\n  drain_timeout: 5s\n";
     assert_int_equal(write(fd, part, sizeof part - 1), (ssize_t)(sizeof part - 1));
-    gf_fnenv_sleep_ms(200);
+    gf_clock_sleep_ms(200);
     assert_true(gf_proc_running(&p));
 
     gf_proc_signal(&p, SIGTERM);
@@ -77,7 +78,7 @@ static void sigterm_while_provisioning_retries_exits_0(void **state)
     assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", env_vars), 0);
     assert_true(gf_fnenv_wait_log(&w, "retrying provisioning", 10000));
-    gf_fnenv_sleep_ms(100);
+    gf_clock_sleep_ms(100);
 
     assert_true(gf_fnenv_stop(&w, 3000));
     assert_int_equal(gf_fnenv_log_count(&w, "msg=\"started\""), 0);
@@ -102,7 +103,7 @@ static void request_abandoned_at_the_deadline_is_not_redelivered(void **state)
     assert_int_equal(natsInbox_Create(&inbox), NATS_OK);
     assert_int_equal(natsConnection_PublishRequest(env.nc, "gamefn.v1.echo", inbox, "x", 1),
                      NATS_OK);
-    gf_fnenv_sleep_ms(300); /* the handler sleeps inside the request */
+    gf_clock_sleep_ms(300); /* the handler sleeps inside the request */
     gf_proc_signal(&a, SIGTERM);
     assert_int_equal(gf_proc_wait(&a, 10000), 0);
     assert_true(gf_proc_exited_with(&a, 1));

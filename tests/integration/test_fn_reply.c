@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 
 #define ECHO "functions/echo/gamefn-echo"
 
@@ -93,7 +94,7 @@ static void attack(gf_fnenv *env, natsConnection *attacker, bool echo_too, bool 
     }
     assert_int_equal(natsConnection_FlushTimeout(attacker, 2000), NATS_OK);
     assert_echo_serves(env->nc);
-    gf_fnenv_sleep_ms(200); /* $SRV responders run on their own threads */
+    gf_clock_sleep_ms(200); /* $SRV responders run on their own threads */
     assert_victim_intact(env->js);
 }
 

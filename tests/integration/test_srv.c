@@ -69,16 +69,16 @@ static int setup(void **state)
                      .description = "matchmaking ticks",
                      .endpoints = matcher_eps,
                      .endpoints_len = 1};
-    assert_int_equal(gf_srv_start(f->nc1, &m, &f->m1), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc1, &m, &f->m1, NULL, 0), GF_OK);
     m.id = "m-2";
-    assert_int_equal(gf_srv_start(f->nc2, &m, &f->m2), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc2, &m, &f->m2, NULL, 0), GF_OK);
     gf_srv_info in = {.name = "intake",
                       .version = "1.0.0-rc.1",
                       .id = "i-1",
                       .description = NULL,
                       .endpoints = intake_eps,
                       .endpoints_len = 3};
-    assert_int_equal(gf_srv_start(f->nc1, &in, &f->intake), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc1, &in, &f->intake, NULL, 0), GF_OK);
     *state = f;
     return 0;
 }
@@ -294,10 +294,10 @@ static void test_invalid_start_subscribes_nothing(void **state)
 
     gf_log_level saved = gf_log_get_level();
     gf_log_set_level(GF_LOG_OFF);
-    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv), GF_ERR_INVALID);
+    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv, NULL, 0), GF_ERR_INVALID);
     bad.version = "1.0.0";
     bad.name = "gh.ost";
-    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv), GF_ERR_INVALID);
+    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv, NULL, 0), GF_ERR_INVALID);
     gf_log_set_level(saved);
     assert_null(srv);
     ask(f->client, "$SRV.PING.ghost", 0, &r);
@@ -362,7 +362,7 @@ static void test_stop_after_connection_closed(void **state)
                         .endpoints_len = 0};
     replies r;
 
-    assert_int_equal(gf_srv_start(nc, &info, &srv), GF_OK);
+    assert_int_equal(gf_srv_start(nc, &info, &srv, NULL, 0), GF_OK);
     ask(f->client, "$SRV.PING.closing", 1, &r);
     assert_ids(&r, (const char *const[]){"c-1"}, 1);
     replies_free(&r);

@@ -9,6 +9,11 @@
  * itself: a function reads only its own entry, with its own table; `gamefn
  * check-config` (gf_config_load_all) reads every entry with the table of its name
  * and refuses names it does not know.
+ *
+ * Folder runtime/src/config/: the YAML configuration: parsing (config_yaml.c), the
+ * table walker (config_walk.c, config_value.c, config_units.c), the runtime's own
+ * tables (config_schema*.c), checks across keys (config_check.c), environment
+ * overrides (config_env.c) and the reference printer. It may use core/ only: no NATS.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -166,6 +171,20 @@ out:
     return rc;
 }
 
+/* What every parse starts with: an error to fill (the caller's or `local`), cleared; a
+ * name for messages; a walker. Returns the error to fill. */
+static gf_config_error *parse_begin(gf_config_error *err, gf_config_error *local, const char **name,
+                                    cfg_walk *w)
+{
+    if (!err)
+        err = local;
+    gf__cfg_error_clear(err);
+    if (!*name)
+        *name = "<string>";
+    gf__cfg_walk_init(w, *name, NULL, err);
+    return err;
+}
+
 static gf_err load_string(const char *name, const char *yaml, size_t len, const fn_sections *fs,
                           gf_config **out, gf_config_error *err)
 {
@@ -177,12 +196,7 @@ static gf_err load_string(const char *name, const char *yaml, size_t len, const 
     cfg_walk w;
     gf_err rc = GF_OK;
 
-    if (!err)
-        err = &local;
-    gf__cfg_error_clear(err);
-    if (!name)
-        name = "<string>";
-    gf__cfg_walk_init(&w, name, NULL, err);
+    err = parse_begin(err, &local, &name, &w);
     bool bad_section = fs->n > 0 && !fs->list;
     for (size_t i = 0; i < fs->n && !bad_section; i++)
         bad_section = !fs->list[i].name || !*fs->list[i].name || !fs->list[i].table;
@@ -338,12 +352,7 @@ gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
     cfg_walk w;
     gf_err rc = GF_OK;
 
-    if (!err)
-        err = &local;
-    gf__cfg_error_clear(err);
-    if (!name)
-        name = "<string>";
-    gf__cfg_walk_init(&w, name, NULL, err);
+    err = parse_begin(err, &local, &name, &w);
     if (!table || !out || !arena_out || (!yaml && len) || table->size == 0) {
         gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_parse_table");
         return GF_ERR_INVALID;

@@ -184,17 +184,10 @@ static const char *declaration_problem(const gf_tick_endpoint *tk, const char *c
 /* The bucket that holds the ticker's lease, from config (publisher side only). */
 static gf_err tick_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    const char *bucket = run->ep->tick.lease_bucket;
     if (!publishes(&run->ep->tick))
         return GF_OK;
-    const gf_bucket_config *bc = gf_config_bucket(run->host->cfg, bucket);
-    if (!bc) {
-        snprintf(res->message, sizeof res->message,
-                 "endpoint %s: lease bucket %s is not in config (jetstream.buckets)", run->ep->name,
-                 bucket ? bucket : "(null)");
-        return GF_ERR_CONFIG;
-    }
-    return gf_provision_bucket(run->host->js, bc, false, res);
+    return gf_provision_bucket_named(run->host->js, run->host->cfg, run->ep->tick.lease_bucket,
+                                     res);
 }
 
 static void tick_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)
