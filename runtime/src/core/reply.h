@@ -2,7 +2,7 @@
  * core/reply.h — private: where a function may publish a reply.
  *
  * A requester names the reply subject, and the function publishes there with its
- * own credentials. Left unchecked, that makes every function a confused deputy: a
+ * own credentials (docs/NATS-FACTS.md §14). Left unchecked, that makes every function a confused deputy: a
  * request with reply subject `$JS.API.STREAM.DELETE.X` deletes stream X, one with
  * reply `events.x` stores the requester's bytes in a stream. So a reply goes out
  * only when its subject
