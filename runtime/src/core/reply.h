@@ -2,10 +2,9 @@
  * core/reply.h — private: where a function may publish a reply.
  *
  * A requester names the reply subject, and the function publishes there with its
- * own credentials (docs/NATS-FACTS.md §14). Left unchecked, that makes every function a confused deputy: a
- * request with reply subject `$JS.API.STREAM.DELETE.X` deletes stream X, one with
- * reply `events.x` stores the requester's bytes in a stream. So a reply goes out
- * only when its subject
+ * own credentials (docs/NATS-FACTS.md §14). Left unchecked, that makes every function a confused
+ * deputy: a request with reply subject `$JS.API.STREAM.DELETE.X` deletes stream X, one with reply
+ * `events.x` stores the requester's bytes in a stream. So a reply goes out only when its subject
  *   - starts with one of the allowed prefixes (runtime.reply_prefixes, "_INBOX." by
  *     default: the inboxes NATS clients make up for requests),
  *   - is a literal subject (no wildcard, no empty token), and
