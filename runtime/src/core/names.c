@@ -111,17 +111,17 @@ bool gf_name_subject_ok(const char *s, bool wildcards, char *why, size_t why_siz
 bool gf_name_kv_key_ok(const char *s, char *why, size_t why_size)
 {
     if (!s || !*s)
-        return refuse(why, why_size, "is empty");
+        return gf__why(why, why_size, "is empty");
     size_t n = strlen(s);
     if (n > GF_NAME_KV_KEY_MAX)
-        return refuse(why, why_size, "is longer than %d bytes", GF_NAME_KV_KEY_MAX);
+        return gf__why(why, why_size, "is longer than %d bytes", GF_NAME_KV_KEY_MAX);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         if (!is_word(c) && !strchr("/=.", c))
-            return refuse(why, why_size,
-                          "may hold only letters, digits and '_', '-', '/', '=', '.'");
+            return gf__why(why, why_size,
+                           "may hold only letters, digits and '_', '-', '/', '=', '.'");
     }
     if (s[0] == '.' || s[n - 1] == '.' || strstr(s, ".."))
-        return refuse(why, why_size, "has an empty token ('..' or a leading/trailing '.')");
+        return gf__why(why, why_size, "has an empty token ('..' or a leading/trailing '.')");
     return true;
 }
