@@ -8,6 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The config every test starts from; the %s are, in order: the server list, the
+ * runtime section's body, the replicas of TEST_JOBS and TEST_RESULTS, extra streams, the
+ * settings of consumer TEST_JOBS/worker, extra consumers, the replicas of TEST_LEASES
+ * and of leases, and the functions section's body. */
 static const char config_template[] = "nats:\n"
                                       "  servers: [%s]\n"
                                       "  reconnect_wait: 100ms\n"
@@ -16,11 +20,7 @@ static const char config_template[] = "nats:\n"
                                       "log:\n"
                                       "  level: info\n"
                                       "runtime:\n"
-                                      "  drain_timeout: 5s\n"
-                                      "  fetch_batch: 8\n"
-                                      "  max_in_flight: 8\n"
-                                      "  fetch_expiry: 1s\n"
-                                      "  heartbeat: 250ms\n"
+                                      "%s"
                                       "jetstream:\n"
                                       "  streams:\n"
                                       "    - name: TEST_JOBS\n"
@@ -29,16 +29,33 @@ static const char config_template[] = "nats:\n"
                                       "    - name: TEST_RESULTS\n"
                                       "      subjects: [\"test.results.>\"]\n"
                                       "      replicas: %d\n"
+                                      "%s"
                                       "  consumers:\n"
                                       "    - stream: TEST_JOBS\n"
                                       "      name: worker\n"
-                                      "      ack_wait: 2s\n"
-                                      "      max_deliver: 5\n"
+                                      "%s"
+                                      "%s"
                                       "  buckets:\n"
                                       "    - name: TEST_LEASES\n"
                                       "      replicas: %d\n"
+                                      "    - name: leases\n"
+                                      "      replicas: %d\n"
                                       "functions:\n"
                                       "%s";
+
+static const char default_runtime[] = "  drain_timeout: 5s\n"
+                                      "  fetch_batch: 8\n"
+                                      "  max_in_flight: 8\n"
+                                      "  fetch_expiry: 1s\n"
+                                      "  heartbeat: 250ms\n";
+
+static const char default_worker[] = "      ack_wait: 2s\n"
+                                     "      max_deliver: 5\n";
+
+static const char * or (const char *s, const char *def)
+{
+    return s ? s : def;
+}
 
 void gf_fnenv_sleep_ms(int ms)
 {
@@ -47,7 +64,7 @@ void gf_fnenv_sleep_ms(int ms)
 }
 
 /* Writes the config and connects the test's own client to every server. */
-static int setup(gf_fnenv *env, const char *urls, int replicas, const char *functions_yaml)
+static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_opts *opts)
 {
     char quoted[1024] = "";
     const char *servers[8];
@@ -64,8 +81,9 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const char *func
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, quoted, replicas, replicas, replicas,
-            functions_yaml ? functions_yaml : "  {}\n");
+    fprintf(f, config_template, quoted, or (opts->runtime, default_runtime), replicas, replicas,
+            or (opts->streams, ""), or (opts->worker, default_worker), or (opts->consumers, ""),
+            replicas, replicas, or (opts->functions, "  {}\n"));
     fclose(f);
 
     natsOptions *o = NULL;
@@ -92,18 +110,31 @@ static int make_dir(gf_fnenv *env)
     return mkdtemp(env->dir) ? 0 : -1;
 }
 
+int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o)
+{
+    gf_natsd_opts server = {.extra_config = o->server_config};
+    if (make_dir(env) != 0)
+        return -1;
+    if (o->nodes > 1) {
+        if (gf_natsd_cluster_start(o->nodes, &server, &env->cluster) != 0)
+            return -1;
+        return setup(env, gf_natsd_cluster_urls(env->cluster), o->nodes, o);
+    }
+    if (gf_natsd_start(&server, &env->natsd) != 0)
+        return -1;
+    return setup(env, gf_natsd_url(env->natsd), 1, o);
+}
+
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
 {
-    if (make_dir(env) != 0 || gf_natsd_start(NULL, &env->natsd) != 0)
-        return -1;
-    return setup(env, gf_natsd_url(env->natsd), 1, functions_yaml);
+    gf_fnenv_opts o = {.functions = functions_yaml};
+    return gf_fnenv_start_opts(env, &o);
 }
 
 int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml)
 {
-    if (make_dir(env) != 0 || gf_natsd_cluster_start(nodes, NULL, &env->cluster) != 0)
-        return -1;
-    return setup(env, gf_natsd_cluster_urls(env->cluster), nodes, functions_yaml);
+    gf_fnenv_opts o = {.functions = functions_yaml, .nodes = nodes};
+    return gf_fnenv_start_opts(env, &o);
 }
 
 static void remove_dir(const char *dir)

@@ -34,6 +34,20 @@ typedef struct gf_fnenv {
  * `functions:` section's entries, indented by two spaces; may be NULL). Connects. */
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
 
+/* Everything a test may change in the servers and the config; NULL keeps the default. */
+typedef struct gf_fnenv_opts {
+    int nodes;                 /* 0 or 1: a single server; 3 or 5: a cluster */
+    const char *server_config; /* appended to every server's config (e.g. mappings { ... }) */
+    const char *runtime;       /* the runtime section's body, keys indented by two spaces */
+    const char *worker;        /* settings of consumer TEST_JOBS/worker, indented by six */
+    const char *streams;       /* more entries of jetstream.streams ("    - name: ...") */
+    const char *consumers;     /* more entries of jetstream.consumers */
+    const char *functions;     /* the functions section's body */
+} gf_fnenv_opts;
+
+/* The same with options: a bucket `leases` exists too (for partitioned groups). */
+int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o);
+
 /* Same on a cluster of `nodes` servers; streams and buckets get replicas = nodes, and
  * the config lists every node. */
 int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml);

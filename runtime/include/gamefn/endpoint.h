@@ -52,10 +52,11 @@ typedef struct gf_msg {
     const char *subject;
     const uint8_t *data;
     size_t len;
-    natsMsg *nats;          /* for headers; do not ack or destroy it */
-    uint64_t stream_seq;    /* pull only */
-    uint64_t num_delivered; /* pull only: 1 on the first delivery */
-    int64_t timestamp_ns;   /* pull only: when the stream stored it */
+    natsMsg *nats;                     /* for headers; do not ack or destroy it */
+    uint64_t stream_seq;               /* pull only */
+    uint64_t num_delivered;            /* pull only: 1 on the first delivery */
+    int64_t timestamp_ns;              /* pull only: when the stream stored it */
+    const struct gf__msg_owner *owner; /* runtime-private (partitioned: the lease deadline) */
 } gf_msg;
 
 /* The handler's answer to a request. Set data to a malloc'd buffer (the runtime
@@ -80,15 +81,37 @@ typedef struct gf_tick {
     uint64_t lease_token;
 } gf_tick;
 
+/* A batch of one partition's messages, in stream order, as a partitioned endpoint's
+ * handler sees it. Everything is borrowed for the duration of the handler, except that
+ * the handler may write verdicts[]. */
+typedef struct gf_batch {
+    unsigned partition; /* 0..partitions-1 */
+    uint64_t token;     /* fencing token of this instance's ownership of the partition: a
+                           new owner always has a larger one. Store it with the effects and
+                           refuse writes carrying a smaller one; a handler whose fenced
+                           write is refused must return an error, never GF_OK */
+    const gf_msg *msgs; /* len >= 1 messages, ascending stream_seq */
+    size_t len;
+    unsigned attempt; /* 1, then 2, 3... when the same messages are retried in place */
+    gf_err *verdicts; /* len entries, GF_OK on entry: set verdicts[i] to GF_ERR_PERMANENT or
+                         GF_ERR_INVALID to dead-letter msgs[i] (poison); with a GF_OK
+                         return the others are acked */
+} gf_batch;
+
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
 typedef gf_err (*gf_message_fn)(gf_fn *fn, const gf_msg *msg);
 typedef gf_err (*gf_tick_fn)(gf_fn *fn, const gf_tick *tick);
+typedef gf_err (*gf_batch_fn)(gf_fn *fn, const gf_batch *batch);
+/* A partition's ownership begins (acquire) or ends (release); see gf_partitioned_endpoint. */
+typedef gf_err (*gf_partition_acquire_fn)(gf_fn *fn, unsigned partition, uint64_t token);
+typedef void (*gf_partition_release_fn)(gf_fn *fn, unsigned partition, uint64_t token);
 
 /* 0 is no kind, so an endpoint whose kind was left out is refused at start. */
 typedef enum gf_endpoint_kind {
     GF_ENDPOINT_REQUEST = 1,
     GF_ENDPOINT_PULL,
     GF_ENDPOINT_TICK,
+    GF_ENDPOINT_PARTITIONED,
 } gf_endpoint_kind;
 
 typedef struct gf_request_endpoint {
@@ -111,6 +134,21 @@ typedef struct gf_tick_endpoint {
     gf_tick_fn on_tick;
 } gf_tick_endpoint;
 
+/* A partitioned consumer group: config jetstream.consumers has an entry with this
+ * stream and name = group and `partitions` P > 0. The runtime creates its P durables
+ * "<group>-p<NN>" and hands each partition to one replica at a time. */
+typedef struct gf_partitioned_endpoint {
+    const char *stream;
+    const char *group;
+    gf_batch_fn on_batch;
+    /* May be NULL. Runs before the first batch of a partition this instance now owns
+     * (load per-partition state here); a non-OK return gives the partition back. */
+    gf_partition_acquire_fn on_acquire;
+    /* May be NULL. Runs once this instance has stopped handling the partition: no batch
+     * of it runs any more on this instance until a new on_acquire. */
+    gf_partition_release_fn on_release;
+} gf_partitioned_endpoint;
+
 typedef struct gf_endpoint {
     const char *name; /* as listed by $SRV.INFO: [A-Za-z0-9_-]+ */
     gf_endpoint_kind kind;
@@ -118,6 +156,7 @@ typedef struct gf_endpoint {
         gf_request_endpoint request;
         gf_pull_endpoint pull;
         gf_tick_endpoint tick;
+        gf_partitioned_endpoint partitioned;
     };
 } gf_endpoint;
 

@@ -9,7 +9,8 @@
  *   $SRV.STATS  $SRV.STATS.<name>  $SRV.STATS.<name>.<id>  -> io.nats.micro.v1.stats_response
  *
  * so `nats micro ls/info/stats` lists gamefn functions. STATS carries per-endpoint
- * request and error counts, last error and processing times.
+ * request and error counts, last error and processing times; every answer's metadata
+ * says whether the instance is healthy (gf_srv_set_health).
  *
  * Threads: gf_srv_record() is called from handler threads; the $SRV responders run
  * on nats.c's subscription threads. Counters are guarded by one mutex per service.
@@ -59,6 +60,14 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out);
  * (truncated to 255 bytes). An error counts in both num_requests and num_errors.
  * An index out of range is ignored. */
 void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char *error);
+
+/* Health: an endpoint that cannot work (e.g. its stream is gone and cannot be
+ * recreated) says so with a short `problem` (copied, truncated to 255 bytes); NULL marks
+ * it healthy again. Every answer's metadata carries "health": "ok", or "unhealthy" with
+ * "problem": "<endpoint>: <problem>" while any endpoint has one, so PING shows an
+ * instance that is up but cannot do its work. A change is logged. An index out of range
+ * is ignored. */
+void gf_srv_set_health(gf_srv *srv, size_t index, const char *problem);
 
 /* Unsubscribes and frees. NULL is fine. */
 void gf_srv_stop(gf_srv *srv);

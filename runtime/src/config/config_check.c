@@ -205,6 +205,13 @@ gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const
             return fail_at(
                 w, js_node, "consumers", i, "stream",
                 "consumer refers to a stream that is not in jetstream.streams:", c->stream, 0);
+        found = c->partitions == 0;
+        for (size_t j = 0; j < js->buckets_len && !found; j++)
+            found = strcmp(js->buckets[j].name, c->lease_bucket) == 0;
+        if (!found)
+            return fail_at(w, js_node, "consumers", i, "lease_bucket",
+                           "partitioned group's lease bucket is not in jetstream.buckets:",
+                           c->lease_bucket, 0);
         for (size_t j = 0; j < i; j++) {
             const gf_consumer_config *o = &js->consumers[j];
             if (strcmp(o->stream, c->stream) == 0 && strcmp(o->name, c->name) == 0)

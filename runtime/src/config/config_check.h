@@ -13,7 +13,11 @@
 #include "config_walk.h"
 #include "gamefn/config.h"
 
-enum { CFG_NAME_MAX = 255, CFG_INSTANCE_ID_MAX = 64 };
+enum {
+    CFG_NAME_MAX = 255,
+    CFG_INSTANCE_ID_MAX = 64,
+    GF_CFG_GROUP_MAX = 200, /* a partitioned group: "<group>-p<NN>" stays a valid name */
+};
 
 /* Stream and consumer names: no whitespace, '.', '*', '>', '/', '\\', control bytes. */
 const char *gf__cfg_check_name(const char *name);

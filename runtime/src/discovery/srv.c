@@ -9,8 +9,8 @@
  *    instance to answer.
  *  - One responder callback serves all nine; the verb comes from the subject.
  *    It builds the answer with jansson and publishes it to the reply subject.
- *  - Counters: one mutex per service guards every endpoint's counters and
- *    last_error. gf_srv_record() (handler threads) and the STATS builder
+ *  - Counters: one mutex per service guards every endpoint's counters,
+ *    last_error and health problem. gf_srv_record() (handler threads) and the STATS builder
  *    (nats.c subscription threads) both take it; they hold it only to copy or
  *    bump a few integers, never across a publish.
  *  - Shutdown: each subscription gets a completion callback (nats.c calls it
@@ -54,6 +54,7 @@ typedef struct srv_endpoint {
     int64_t num_errors;
     int64_t processing_ns;
     char last_error[SRV_LAST_ERROR_MAX];
+    char problem[SRV_LAST_ERROR_MAX]; /* "" while healthy (gf_srv_set_health) */
 } srv_endpoint;
 
 struct gf_srv {
@@ -297,11 +298,27 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
 
 /* ---- JSON answers ------------------------------------------------------------ */
 
-/* The fields every answer starts with. NULL on allocation failure. */
-static json_t *srv_json_base(const gf_srv *srv, const char *type)
+/* The fields every answer starts with; metadata says whether every endpoint can work
+ * ("health": "ok" / "unhealthy", and the first problem). NULL on allocation failure. */
+static json_t *srv_json_base(gf_srv *srv, const char *type)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:{}}", "type", type, "name", srv->name, "id", srv->id,
-                     "version", srv->version, "metadata");
+    char problem[SRV_LAST_ERROR_MAX + 64] = "";
+    pthread_mutex_lock(&srv->mu);
+    for (size_t i = 0; i < srv->eps_len && !problem[0]; i++) {
+        if (srv->eps[i].problem[0])
+            snprintf(problem, sizeof problem, "%s: %s", srv->eps[i].name, srv->eps[i].problem);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    json_t *root =
+        json_pack("{s:s, s:s, s:s, s:s, s:{s:s}}", "type", type, "name", srv->name, "id", srv->id,
+                  "version", srv->version, "metadata", "health", problem[0] ? "unhealthy" : "ok");
+    if (root && problem[0] &&
+        json_object_set_new(json_object_get(root, "metadata"), "problem", json_string(problem)) !=
+            0) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }
 
 static gf_err srv_json_dump(json_t *root, char **json)
@@ -419,6 +436,22 @@ void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char 
         snprintf(e->last_error, sizeof e->last_error, "%s", error);
     }
     pthread_mutex_unlock(&srv->mu);
+}
+
+void gf_srv_set_health(gf_srv *srv, size_t index, const char *problem)
+{
+    if (srv == NULL || index >= srv->eps_len)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    srv_endpoint *e = &srv->eps[index];
+    bool was = e->problem[0] != '\0';
+    snprintf(e->problem, sizeof e->problem, "%s", problem ? problem : "");
+    bool is = e->problem[0] != '\0';
+    pthread_mutex_unlock(&srv->mu);
+    if (is && !was)
+        gf_log_error("srv: endpoint unhealthy", "name=%s endpoint=%s", srv->name, e->name);
+    else if (was && !is)
+        gf_log_info("srv: endpoint healthy again", "name=%s endpoint=%s", srv->name, e->name);
 }
 
 /* ---- responders ------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include "endpoints/endpoint.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gamefn/clock.h"
 
@@ -32,6 +33,59 @@ bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms)
         return false;
     pthread_join(run->thread, NULL);
     run->thread_started = false;
+    return true;
+}
+
+typedef struct thread_start {
+    void *(*body)(void *);
+    void *arg;
+    atomic_int *alive;
+} thread_start;
+
+static void *trampoline(void *p)
+{
+    thread_start ts = *(thread_start *)p;
+    free(p);
+    ts.body(ts.arg);
+    atomic_fetch_sub(ts.alive, 1);
+    return NULL;
+}
+
+gf_err gf__threads_start(gf__threads *t, void *(*body)(void *), void *arg)
+{
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 8;
+        pthread_t *ids = realloc(t->ids, cap * sizeof *ids);
+        if (!ids)
+            return GF_ERR_NOMEM;
+        t->ids = ids;
+        t->cap = cap;
+    }
+    thread_start *ts = malloc(sizeof *ts);
+    if (!ts)
+        return GF_ERR_NOMEM;
+    *ts = (thread_start){.body = body, .arg = arg, .alive = &t->alive};
+    atomic_fetch_add(&t->alive, 1);
+    if (pthread_create(&t->ids[t->n], NULL, trampoline, ts) != 0) {
+        atomic_fetch_sub(&t->alive, 1);
+        free(ts);
+        return GF_ERR_NOMEM;
+    }
+    t->n++;
+    return GF_OK;
+}
+
+bool gf__threads_join(gf__threads *t, int64_t deadline_ms)
+{
+    while (atomic_load(&t->alive) > 0 && gf_clock_mono_ms() < deadline_ms)
+        gf_clock_sleep_ms(5);
+    if (atomic_load(&t->alive) > 0)
+        return false;
+    for (size_t i = 0; i < t->n; i++)
+        pthread_join(t->ids[i], NULL);
+    free(t->ids);
+    t->ids = NULL;
+    t->n = t->cap = 0;
     return true;
 }
 

@@ -84,6 +84,28 @@ bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms);
 /* Drains run->sub (bounded by the deadline) and destroys it; false if it did not finish. */
 bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms);
 
+/* A set of threads started together and joined together (a pull endpoint's fetcher and
+ * workers). Each body runs through a trampoline that counts it out when it returns. */
+typedef struct gf__threads {
+    pthread_t *ids;
+    size_t n, cap;
+    atomic_int alive;
+} gf__threads;
+
+/* Starts body(arg) as one more thread of the set. */
+gf_err gf__threads_start(gf__threads *t, void *(*body)(void *), void *arg);
+
+/* Joins every thread if all have returned before deadline_ms (monotonic), and frees the
+ * set; false if one is still running (the set is then left alone: its threads may still
+ * use what they were given). */
+bool gf__threads_join(gf__threads *t, int64_t deadline_ms);
+
+/* What a message handed to a partition owner's handler carries (gf_msg.owner): the
+ * deadline past which the owner must not act on the partition. */
+struct gf__msg_owner {
+    _Atomic int64_t valid_until_ms; /* monotonic */
+};
+
 /* Records a handled message in $SRV stats; `text` may be NULL. */
 void gf__endpoint_record(const gf__endpoint_run *run, int64_t start_ns, gf_err err,
                          const char *text);

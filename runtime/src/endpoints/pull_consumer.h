@@ -1,0 +1,93 @@
+/*
+ * pull_consumer.h — private: what the pull and the partitioned endpoints share about
+ * one durable consumer: binding to it (and recreating what went missing), where it
+ * stands, fetching, reading a message's metadata, and retry delays.
+ *
+ * A binding (gf__pull_binding) is one subscription to one consumer, used by one thread
+ * (the pull endpoint's fetcher, or the worker of one partition). Ownership: the
+ * binding borrows the run, the configs and the health index; it owns its subscription.
+ * Messages fetched through it point at that subscription (nats.c keeps a raw pointer
+ * in every natsMsg for acks), so it must not be unbound while any is still held.
+ */
+#ifndef GAMEFN_ENDPOINTS_PULL_CONSUMER_H
+#define GAMEFN_ENDPOINTS_PULL_CONSUMER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "endpoints/endpoint.h"
+
+typedef struct gf__pull_binding {
+    const gf__endpoint_run *run;    /* for js, stop, health, logs */
+    const gf_consumer_config *cc;   /* a plain consumer (a partition's own for a group) */
+    const gf_stream_config *stream; /* its stream, recreated if it disappears; may be NULL */
+    natsSubscription *sub;          /* NULL while unbound */
+    /* The server's ack waits: with a backoff list nats-server 2.9.10 times out a message's
+     * n-th delivery after backoff[n-1] (and reports ack_wait = backoff[0]), so the
+     * shortest and the longest wait it may apply differ. 0 until bound. */
+    int64_t ack_wait_ms;     /* shortest: keep held messages alive well within it */
+    int64_t ack_wait_max_ms; /* longest: an unacked message is redelivered within it */
+    uint64_t num_ack_pending;       /* at the last look (bind or check) */
+    /* Position: every stream sequence <= floor was acked, terminated or dead-lettered,
+     * as far as this binding has seen. A consumer that disappears is recreated from
+     * floor + 1 (never from the start of the stream). Reset when the stream itself is
+     * a new one (its creation time changed). */
+    uint64_t floor;
+    bool floor_known;
+    int64_t stream_created_ns;
+    int64_t next_check_ms; /* monotonic: when gf__pull_check looks again */
+    int failures;          /* consecutive failed binds, for backoff and logs */
+} gf__pull_binding;
+
+/* Provisioning for an endpoint that reads `cc` (a plain consumer or a partitioned
+ * group): its stream, then its consumer(s), from config. A consumer created on a
+ * stream that already holds messages with deliver `all` is logged at warn (every one
+ * of them will be delivered): it was deleted while no instance ran, or is new.
+ * On failure res->message names the asset. */
+gf_err gf__pull_provision(const gf__endpoint_run *run, const gf_consumer_config *cc,
+                          gf_provision_result *res);
+
+/* Sets up an unbound binding. `stream` may be NULL (then a missing stream is only
+ * reported, not recreated). */
+void gf__pull_binding_init(gf__pull_binding *b, const gf__endpoint_run *run,
+                           const gf_consumer_config *cc, const gf_stream_config *stream);
+
+/* Binds to the consumer. A missing stream is provisioned again from config; a missing
+ * consumer is recreated from the binding's position (deliver by_start_sequence
+ * floor + 1, logged at warn with what is skipped), or with its configured policy when
+ * no position is known (logged at warn when that replays stored messages). On failure
+ * to recreate, the endpoint is marked unhealthy in $SRV until a bind succeeds.
+ * GF_OK when bound; otherwise the caller backs off (gf__pull_bind_delay_ms) and
+ * retries. */
+gf_err gf__pull_bind(gf__pull_binding *b);
+
+/* Delay before the next bind attempt after b->failures failures. */
+int64_t gf__pull_bind_delay_ms(const gf__pull_binding *b);
+
+/* Looks at the consumer (consumer info) when b->next_check_ms has passed, refreshing
+ * the position and ack wait. A fetch cannot tell an idle consumer from a deleted one
+ * (both time out), so this is how a vanished consumer or stream is noticed.
+ * GF_ERR_NOT_FOUND when either is gone (the caller unbinds once it holds no message,
+ * then binds again); other errors are transient. */
+gf_err gf__pull_check(gf__pull_binding *b);
+
+/* Destroys the subscription (never the durable). No message of it may still be held. */
+void gf__pull_unbind(gf__pull_binding *b);
+
+/* Up to `batch` messages. A NoWait request takes what is ready; only when nothing is,
+ * a long poll of poll_ms (0: none) with idle heartbeats waits for one message. Returns
+ * NATS_OK with at least one message, NATS_TIMEOUT with none, or an error. Every request
+ * carries an expiry, so none is left open at the server when this returns. */
+natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms,
+                          int64_t heartbeat_ms);
+
+/* The handler's view of a fetched message (borrowing it). */
+void gf__pull_msg(natsMsg *m, gf_msg *out);
+
+/* Redelivery delay for delivery `delivered` (1-based): the consumer's backoff list
+ * when it has one (the last entry repeating), else 1 s doubling up to 30 s. */
+int64_t gf__pull_retry_delay_ms(const gf_consumer_config *cc, uint64_t delivered);
+
+#endif
