@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "gamefn/clock.h"
 
 /* The config every test starts from; the %s are, in order: the server list, the
  * runtime section's body, the replicas of TEST_JOBS and TEST_RESULTS, extra streams, the
@@ -52,15 +53,9 @@ static const char default_runtime[] = "  drain_timeout: 5s\n"
 static const char default_worker[] = "      ack_wait: 2s\n"
                                      "      max_deliver: 5\n";
 
-static const char * or (const char *s, const char *def)
+static const char *or_default(const char *s, const char *def)
 {
     return s ? s : def;
-}
-
-void gf_fnenv_sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* Writes the config and connects the test's own client to every server. */
@@ -81,9 +76,10 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_o
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, quoted, or (opts->runtime, default_runtime), replicas, replicas,
-            or (opts->streams, ""), or (opts->worker, default_worker), or (opts->consumers, ""),
-            replicas, replicas, or (opts->functions, "  {}\n"));
+    fprintf(f, config_template, quoted, or_default(opts->runtime, default_runtime), replicas,
+            replicas, or_default(opts->streams, ""), or_default(opts->worker, default_worker),
+            or_default(opts->consumers, ""), replicas, replicas,
+            or_default(opts->functions, "  {}\n"));
     fclose(f);
 
     natsOptions *o = NULL;
@@ -209,7 +205,7 @@ bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int tim
             natsMsg_Destroy(reply);
             return true;
         }
-        gf_fnenv_sleep_ms(100);
+        gf_clock_sleep_ms(100);
     }
     return false;
 }
@@ -260,6 +256,6 @@ bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, 
             return true;
         if (waited >= timeout_ms)
             return false;
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
 }

@@ -41,9 +41,9 @@ static const char runtime_pool4[] = "  drain_timeout: 5s\n"
                                     "  heartbeat: 250ms\n";
 
 typedef struct counts {
-    int starts[JOBS];           /* handler starts per job */
-    unsigned start_mask[JOBS];  /* bit d set: a handler started on delivery d */
-    int completions[JOBS];      /* handlers that finished (recorded before the ack) */
+    int starts[JOBS];          /* handler starts per job */
+    unsigned start_mask[JOBS]; /* bit d set: a handler started on delivery d */
+    int completions[JOBS];     /* handlers that finished (recorded before the ack) */
     int max_delivery[JOBS];
 } counts;
 
@@ -196,8 +196,7 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
                      "was used up without its handler starting",
                      i, c.start_mask[i], want);
         if (c.completions[i] == 0)
-            fail_msg("job j%d never completed (%d starts): it reached max_deliver", i,
-                     c.starts[i]);
+            fail_msg("job j%d never completed (%d starts): it reached max_deliver", i, c.starts[i]);
     }
     assert_true(gf_fnenv_stop(&last, 15000));
     gf_fnenv_free(&env);
@@ -211,8 +210,8 @@ static bool health_is(gf_fnenv *env, void *arg)
         return false;
     json_t *root = json_loads(text, 0, NULL);
     free(text);
-    const char *health = json_string_value(json_object_get(json_object_get(root, "metadata"),
-                                                           "health"));
+    const char *health =
+        json_string_value(json_object_get(json_object_get(root, "metadata"), "health"));
     bool same = health && strcmp(health, (const char *)arg) == 0;
     json_decref(root);
     return same;

@@ -64,8 +64,8 @@ enum {
 
 static const gf_consumer_config *group_config(const gf__endpoint_run *run)
 {
-    const gf_consumer_config *cc = gf_config_consumer(
-        run->host->cfg, run->ep->partitioned.stream, run->ep->partitioned.group);
+    const gf_consumer_config *cc =
+        gf_config_consumer(run->host->cfg, run->ep->partitioned.stream, run->ep->partitioned.group);
     return cc && cc->partitions > 0 ? cc : NULL;
 }
 
@@ -80,8 +80,8 @@ static void start_worker(part_group *g, part_slot *s)
         s->thread_started = true;
         return;
     }
-    gf_log_error("cannot start a partition worker", "endpoint=%s partition=%u",
-                 g->run->ep->name, s->partition);
+    gf_log_error("cannot start a partition worker", "endpoint=%s partition=%u", g->run->ep->name,
+                 s->partition);
     atomic_store(&s->done, 1); /* reaped (and the lease given back) like any ended tenure */
 }
 
@@ -157,8 +157,7 @@ static void reap(part_group *g)
         gf_err err = gf_lease_release(&s->lease);
         if (err != GF_OK && err != GF_ERR_CONFLICT)
             gf_log_warn("partition lease not released (it expires by itself)",
-                        "endpoint=%s partition=%u err=%s", g->run->ep->name, p,
-                        gf_err_str(err));
+                        "endpoint=%s partition=%u err=%s", g->run->ep->name, p, gf_err_str(err));
         s->state = PART_FREE;
     }
 }
@@ -193,8 +192,8 @@ static gf_err heartbeat(part_group *g, bool leaving)
             break;
     }
     if (err != GF_OK)
-        gf_log_warn("partition membership heartbeat failed", "endpoint=%s err=%s",
-                    g->run->ep->name, gf_err_str(err));
+        gf_log_warn("partition membership heartbeat failed", "endpoint=%s err=%s", g->run->ep->name,
+                    gf_err_str(err));
     return err;
 }
 
@@ -211,8 +210,10 @@ static void rebalance(part_group *g)
     while (owned > target) {
         unsigned p = gf__share_release_pick(g->partitions, start, target, mine);
         part_slot *s = &g->slots[p];
-        gf_log_info("giving a partition back to rebalance", "endpoint=%s partition=%u "
-                    "members=%zu target=%u", g->run->ep->name, p, g->members.n, target);
+        gf_log_info("giving a partition back to rebalance",
+                    "endpoint=%s partition=%u "
+                    "members=%zu target=%u",
+                    g->run->ep->name, p, g->members.n, target);
         atomic_store(&s->stop, 1);
         s->state = PART_RELEASING;
         mine[p] = false;
@@ -282,15 +283,15 @@ static gf_err partitioned_provision(gf__endpoint_run *run, gf_provision_result *
 {
     const gf_partitioned_endpoint *pe = &run->ep->partitioned;
     const gf_consumer_config *cc = group_config(run);
-    const gf_bucket_config *bc = cc ? gf_config_bucket(run->host->cfg, cc->lease_bucket) : NULL;
-    if (!cc || !bc) {
+    if (!cc) {
         snprintf(res->message, sizeof res->message,
-                 "endpoint %s: %s %s/%s is not in config (jetstream.%s)", run->ep->name,
-                 cc ? "the lease bucket of" : "partitioned group", pe->stream ? pe->stream : "(null)",
-                 pe->group ? pe->group : "(null)", cc ? "buckets" : "consumers, partitions > 0");
+                 "endpoint %s: partitioned group %s/%s is not in config (jetstream.consumers, "
+                 "with partitions > 0)",
+                 run->ep->name, pe->stream ? pe->stream : "(null)",
+                 pe->group ? pe->group : "(null)");
         return GF_ERR_CONFIG;
     }
-    gf_err err = gf_provision_bucket(run->host->js, bc, false, res);
+    gf_err err = gf_provision_bucket_named(run->host->js, run->host->cfg, cc->lease_bucket, res);
     return err == GF_OK ? gf__pull_provision(run, cc, res) : err;
 }
 
@@ -372,9 +373,11 @@ static gf_err partitioned_start(gf__endpoint_run *run)
         err = GF_ERR_NOMEM;
     g->coordinator_started = err == GF_OK;
     if (err == GF_OK)
-        gf_log_info("partitioned consumer started", "endpoint=%s group=%s/%s partitions=%u "
-                    "holder=%s lease_ttl_ms=%lld", run->ep->name, cc->stream, cc->name,
-                    g->partitions, g->holder, (long long)g->ttl_ms);
+        gf_log_info("partitioned consumer started",
+                    "endpoint=%s group=%s/%s partitions=%u "
+                    "holder=%s lease_ttl_ms=%lld",
+                    run->ep->name, cc->stream, cc->name, g->partitions, g->holder,
+                    (long long)g->ttl_ms);
     return err;
 }
 

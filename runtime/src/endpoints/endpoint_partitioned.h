@@ -63,10 +63,10 @@ typedef struct part_group {
     int64_t margin_ms; /* never act later than (renewal sent) + ttl - margin */
     int batch;
     char holder[GF_MEMBER_HOLDER_MAX]; /* "<instance>.<nonce>" */
-    jsCtx *js;                              /* ours: API timeout bounded by the ttl */
-    kvStore *kv;                            /* the lease bucket */
+    jsCtx *js;                         /* ours: API timeout bounded by the ttl */
+    kvStore *kv;                       /* the lease bucket */
     gf__keeper *keeper;
-    part_slot *slots; /* partitions entries */
+    part_slot *slots;    /* partitions entries */
     gf__members members; /* coordinator only: the member list as last written */
     char *members_text;  /* coordinator only: its encoding buffer */
     bool hungry;         /* coordinator only: below target after the last rebalance */

@@ -38,8 +38,8 @@
 #include "gamefn/log.h"
 
 enum {
-    POLL_MAX_MS = 1000,    /* a stop request is noticed at least this often */
-    POLL_MIN_MS = 50,      /* below this before the deadline: do not ask */
+    POLL_MAX_MS = 1000, /* a stop request is noticed at least this often */
+    POLL_MIN_MS = 50,   /* below this before the deadline: do not ask */
     REBIND_AFTER_ERRORS = 3,
 };
 
@@ -111,8 +111,7 @@ static bool deliver(tenure *t, gf_msg *msgs, gf_err *verdicts, size_t n)
         if (cc->max_deliver > 0 && deliveries >= (uint64_t)cc->max_deliver) {
             if (n == 1) {
                 gf_log_warn("message failed max_deliver times: dead-lettered",
-                            "endpoint=%s partition=%u seq=%" PRIu64 " attempts=%" PRIu64
-                            " err=%s",
+                            "endpoint=%s partition=%u seq=%" PRIu64 " attempts=%" PRIu64 " err=%s",
                             t->ep->name, t->slot->partition, msgs[0].stream_seq, deliveries,
                             gf_err_str(err));
                 verdicts[0] = GF_ERR_PERMANENT;
@@ -148,9 +147,9 @@ static void settle(tenure *t, natsMsg **raw, size_t n)
     int last_ok = -1;
     for (size_t i = 0; i < n; i++) {
         if (t->verdicts[i] == GF_ERR_PERMANENT || t->verdicts[i] == GF_ERR_INVALID) {
-            gf_log_warn("message rejected for good", "endpoint=%s partition=%u seq=%" PRIu64
-                        " err=%s", t->ep->name, t->slot->partition, t->msgs[i].stream_seq,
-                        gf_err_str(t->verdicts[i]));
+            gf_log_warn("message rejected for good",
+                        "endpoint=%s partition=%u seq=%" PRIu64 " err=%s", t->ep->name,
+                        t->slot->partition, t->msgs[i].stream_seq, gf_err_str(t->verdicts[i]));
             natsMsg_Term(raw[i], NULL);
         } else {
             last_ok = (int)i;
@@ -175,8 +174,7 @@ static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms)
         t->msgs[i].owner = &t->slot->owner;
     }
     gf__keeper_hold hold;
-    gf__keeper_add(t->g->keeper, &hold, list->Msgs, n, fetched_ms,
-                    &t->slot->owner.valid_until_ms);
+    gf__keeper_add(t->g->keeper, &hold, list->Msgs, n, fetched_ms, &t->slot->owner.valid_until_ms);
     bool done = deliver(t, t->msgs, t->verdicts, n);
     gf__keeper_remove(t->g->keeper, &hold);
     if (done && !gf__partition_valid(t->slot))
@@ -288,8 +286,8 @@ void *gf__partition_worker(void *arg)
         gf__pull_unbind(&slot->bind); /* nothing of it is held any more */
         if (pe->on_release)
             pe->on_release(t.fn, slot->partition, token);
-        gf_log_info("partition released", "endpoint=%s partition=%u token=%" PRIu64
-                    " reason=%s", t.ep->name, slot->partition, token,
+        gf_log_info("partition released", "endpoint=%s partition=%u token=%" PRIu64 " reason=%s",
+                    t.ep->name, slot->partition, token,
                     gf__partition_valid(slot) ? "asked" : "lease deadline");
     }
     free(t.msgs);

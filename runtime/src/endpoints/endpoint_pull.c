@@ -32,6 +32,7 @@
 #include "endpoints/endpoint.h"
 #include "endpoints/pull_consumer.h"
 #include "endpoints/pull_keeper.h"
+#include "gamefn/backoff.h"
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
@@ -206,7 +207,7 @@ static void *fetcher_thread(void *arg)
                 gf_log_warn("fetch failed", "endpoint=%s status=%d errors=%d", run->ep->name,
                             (int)s, errors);
             rebind = errors >= REBIND_AFTER_ERRORS || s == NATS_INVALID_SUBSCRIPTION;
-            gf_clock_sleep_until(gf_clock_mono_ms() + (errors < 5 ? 100LL << errors : 2000),
+            gf_clock_sleep_until(gf_clock_mono_ms() + gf_backoff_ms(errors, 200, 2000, 0),
                                  run->host->stop);
         }
         natsMsgList_Destroy(&list);

@@ -63,8 +63,8 @@ void gf__members_update(gf__members *ms, const char *self, int64_t now_unix_ms, 
     qsort(ms->m, ms->n, sizeof ms->m[0], by_holder);
 }
 
-void gf__share_of(const gf__members *ms, const char *self, unsigned partitions,
-                  unsigned *target, unsigned *block_start)
+void gf__share_of(const gf__members *ms, const char *self, unsigned partitions, unsigned *target,
+                  unsigned *block_start)
 {
     /* Rank of self among the sorted holders, counting self once even if absent. */
     size_t k = ms->n, rank = 0;
@@ -83,8 +83,7 @@ void gf__share_of(const gf__members *ms, const char *self, unsigned partitions,
     *block_start = (unsigned)(rank * base + (rank < extra ? rank : extra));
 }
 
-void gf__share_order(unsigned partitions, unsigned block_start, unsigned target,
-                     unsigned *order)
+void gf__share_order(unsigned partitions, unsigned block_start, unsigned target, unsigned *order)
 {
     (void)target; /* the block comes first by starting at its beginning */
     for (unsigned i = 0; i < partitions; i++)

@@ -50,13 +50,12 @@ void gf__members_update(gf__members *ms, const char *self, int64_t now_unix_ms, 
 
 /* `self`'s share of `partitions` among the members (self counts even if absent from
  * the list): how many it should own, and where its preferred block starts. */
-void gf__share_of(const gf__members *ms, const char *self, unsigned partitions,
-                  unsigned *target, unsigned *block_start);
+void gf__share_of(const gf__members *ms, const char *self, unsigned partitions, unsigned *target,
+                  unsigned *block_start);
 
 /* The order in which to try to acquire: the preferred block first, then the others
  * from the block's end, wrapping. order[] has `partitions` entries. */
-void gf__share_order(unsigned partitions, unsigned block_start, unsigned target,
-                     unsigned *order);
+void gf__share_order(unsigned partitions, unsigned block_start, unsigned target, unsigned *order);
 
 /* Which owned partition to give back first: one outside the preferred block if any
  * (the farthest after the block), else the last of the block. owned[] has `partitions`

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gamefn/backoff.h"
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
@@ -44,15 +45,8 @@ enum { CHECK_MS = 2000, UNHEALTHY_AFTER_FAILURES = 3 };
 gf_err gf__pull_provision(const gf__endpoint_run *run, const gf_consumer_config *cc,
                           gf_provision_result *res)
 {
-    const gf_stream_config *sc = gf_config_stream(run->host->cfg, cc->stream);
     jsCtx *js = run->host->js;
-    if (!sc) {
-        snprintf(res->message, sizeof res->message,
-                 "endpoint %s: stream %s of consumer %s is not in config (jetstream.streams)",
-                 run->ep->name, cc->stream, cc->name);
-        return GF_ERR_CONFIG;
-    }
-    gf_err err = gf_provision_stream(js, sc, false, res);
+    gf_err err = gf_provision_stream_named(js, run->host->cfg, cc->stream, res);
     if (err == GF_OK)
         err = gf_provision_consumer(js, cc, false, res);
     if (err != GF_OK || res->outcome != GF_PROVISION_CREATED || cc->deliver != GF_DELIVER_ALL)
@@ -260,7 +254,7 @@ gf_err gf__pull_bind(gf__pull_binding *b)
 
 int64_t gf__pull_bind_delay_ms(const gf__pull_binding *b)
 {
-    return b->failures < 5 ? 200LL << b->failures : 5000;
+    return gf_backoff_ms(b->failures, 400, 5000, 0);
 }
 
 gf_err gf__pull_check(gf__pull_binding *b)
@@ -338,8 +332,5 @@ int64_t gf__pull_retry_delay_ms(const gf_consumer_config *cc, uint64_t delivered
     size_t i = delivered > 0 ? (size_t)(delivered - 1) : 0;
     if (cc->backoff_ms_len > 0)
         return cc->backoff_ms[i < cc->backoff_ms_len ? i : cc->backoff_ms_len - 1];
-    int64_t delay = 1000;
-    for (size_t k = 0; k < i && delay < 30000; k++)
-        delay *= 2;
-    return delay < 30000 ? delay : 30000;
+    return gf_backoff_ms(delivered < 64 ? (int)delivered : 64, 1000, 30000, 0);
 }

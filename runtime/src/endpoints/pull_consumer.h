@@ -27,9 +27,9 @@ typedef struct gf__pull_binding {
     /* The server's ack waits: with a backoff list nats-server 2.9.10 times out a message's
      * n-th delivery after backoff[n-1] (and reports ack_wait = backoff[0]), so the
      * shortest and the longest wait it may apply differ. 0 until bound. */
-    int64_t ack_wait_ms;     /* shortest: keep held messages alive well within it */
-    int64_t ack_wait_max_ms; /* longest: an unacked message is redelivered within it */
-    uint64_t num_ack_pending;       /* at the last look (bind or check) */
+    int64_t ack_wait_ms;      /* shortest: keep held messages alive well within it */
+    int64_t ack_wait_max_ms;  /* longest: an unacked message is redelivered within it */
+    uint64_t num_ack_pending; /* at the last look (bind or check) */
     /* Position: every stream sequence <= floor was acked, terminated or dead-lettered,
      * as far as this binding has seen. A consumer that disappears is recreated from
      * floor + 1 (never from the start of the stream). Reset when the stream itself is

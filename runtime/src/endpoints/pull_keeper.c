@@ -105,7 +105,7 @@ void gf__keeper_set_ack_wait(gf__keeper *k, int64_t ack_wait_ms)
 }
 
 void gf__keeper_add(gf__keeper *k, gf__keeper_hold *h, natsMsg *const *msgs, size_t len,
-                     int64_t delivered_ms, const _Atomic int64_t *valid_until)
+                    int64_t delivered_ms, const _Atomic int64_t *valid_until)
 {
     h->msgs = msgs;
     h->len = len;

@@ -49,7 +49,7 @@ void gf__keeper_set_ack_wait(gf__keeper *k, int64_t ack_wait_ms);
 /* Registers `len` messages delivered at `delivered_ms` (monotonic, taken before the
  * fetch) as held by a running handler. */
 void gf__keeper_add(gf__keeper *k, gf__keeper_hold *h, natsMsg *const *msgs, size_t len,
-                     int64_t delivered_ms, const _Atomic int64_t *valid_until);
+                    int64_t delivered_ms, const _Atomic int64_t *valid_until);
 
 /* Unregisters; afterwards the keeper never touches h's messages. */
 void gf__keeper_remove(gf__keeper *k, gf__keeper_hold *h);
