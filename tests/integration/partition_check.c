@@ -133,8 +133,7 @@ void pc_check_one_owner(const pc_records *r)
     free(idx);
 }
 
-void pc_check_order(const pc_records *r, int keys, int per_key, bool allow_replays,
-                    size_t *replays)
+void pc_check_order(const pc_records *r, int keys, int per_key, bool allow_replays, size_t *replays)
 {
     int *max = calloc((size_t)keys, sizeof *max);
     assert_non_null(max);
@@ -176,8 +175,7 @@ int pc_owners(gf_fnenv *env, char owner[PC_PARTITIONS][PC_INSTANCE_MAX])
             continue;
         long long expires = 0;
         char holder[128] = "";
-        if (sscanf(kvEntry_ValueString(e), "%lld %127s", &expires, holder) == 2 &&
-            expires > now) {
+        if (sscanf(kvEntry_ValueString(e), "%lld %127s", &expires, holder) == 2 && expires > now) {
             char *dot = strrchr(holder, '.'); /* "<instance>.<nonce>" */
             if (dot)
                 *dot = '\0';

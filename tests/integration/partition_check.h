@@ -22,7 +22,7 @@
 
 enum { PC_PARTITIONS = 16, PC_INSTANCE_MAX = 32 };
 
-#define PC_WORKER "tests/gamefn-test-worker"
+#define PC_WORKER       "tests/gamefn-test-worker"
 #define PC_LEASE_TTL_MS 3000
 #define PC_ACK_WAIT_MS  2000
 

@@ -87,7 +87,7 @@ static void rebalance_and_takeover_on_a_cluster(void **state)
     assert_true(took <= bound);
 
     assert_true(gf_fnenv_stop(&a, 15000)); /* leave */
-    spawn(&env, &d, "d");                 /* and join again */
+    spawn(&env, &d, "d");                  /* and join again */
     pc_publish_join(&pub);
     assert_true(pc_wait_all_handled(&env, KEYS, PER_KEY, 60000));
     struct share cd = {"c", "d", NULL};

@@ -114,7 +114,13 @@ static void two_workers_run_each_job_once(const gf_fnenv_opts *opts)
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "b", 10000));
     publish_jobs(&env, 0, JOBS, NULL);
-    assert_true(gf_fnenv_eventually(all_completed, &env, &c, 30000));
+    if (!gf_fnenv_eventually(all_completed, &env, &c, 30000)) {
+        gf_proc_dump_log(&a, 40);
+        gf_proc_dump_log(&b, 40);
+        for (int i = 0; i < JOBS; i++)
+            fprintf(stderr, "j%d: %d starts, %d completions\n", i, c.starts[i], c.completions[i]);
+        fail_msg("not every job completed in 30 s");
+    }
     assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
     gf_clock_sleep_ms(2500); /* past any ack wait: a late redelivery would show now */
     read_counts(&env, &c);

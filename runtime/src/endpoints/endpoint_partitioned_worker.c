@@ -41,6 +41,7 @@ enum {
     POLL_MAX_MS = 1000, /* a stop request is noticed at least this often */
     POLL_MIN_MS = 50,   /* below this before the deadline: do not ask */
     REBIND_AFTER_ERRORS = 3,
+    CHECK_MS = 5000, /* an idle partition's consumer is looked at this often */
 };
 
 bool gf__partition_valid(const part_slot *slot)
@@ -159,7 +160,11 @@ static void settle(tenure *t, natsMsg **raw, size_t n)
         if (t->verdicts[i] != GF_ERR_PERMANENT && t->verdicts[i] != GF_ERR_INVALID)
             natsMsg_Ack(raw[i], NULL);
     }
-    if (last_ok >= 0 && natsMsg_AckSync(raw[last_ok], NULL, NULL) != NATS_OK)
+    if (last_ok < 0)
+        return;
+    if (natsMsg_AckSync(raw[last_ok], NULL, NULL) == NATS_OK)
+        gf__pull_acked(&t->slot->bind, t->msgs[n - 1].stream_seq);
+    else
         gf_log_warn("ack not confirmed: the batch may be delivered again",
                     "endpoint=%s partition=%u seq=%" PRIu64, t->ep->name, t->slot->partition,
                     t->msgs[last_ok].stream_seq);
@@ -254,7 +259,8 @@ static void loop(tenure *t)
         natsMsgList_Destroy(&list);
         if (ended)
             return;
-        if (b->sub && gf__pull_check(b) == GF_ERR_NOT_FOUND)
+        /* Idle, or the consumer is gone: look (not while messages flow). */
+        if (s == NATS_TIMEOUT && b->sub && gf__pull_check(b, CHECK_MS) == GF_ERR_NOT_FOUND)
             gf__pull_unbind(b);
     }
 }

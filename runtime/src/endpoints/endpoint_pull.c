@@ -37,7 +37,7 @@
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
 
-enum { REBIND_AFTER_ERRORS = 3, WAIT_STEP_MS = 100 };
+enum { REBIND_AFTER_ERRORS = 3, WAIT_STEP_MS = 100, POSITION_EVERY_MS = 30000 };
 
 typedef struct pull_state {
     gf__endpoint_run *run;
@@ -197,10 +197,11 @@ static void *fetcher_thread(void *arg)
         if (s == NATS_OK) {
             errors = 0;
             dispatch(st, &list);
-            rebind = gf__pull_check(b) == GF_ERR_NOT_FOUND;
+            /* Busy: it exists; only keep the position fresh now and then. */
+            rebind = gf__pull_check(b, POSITION_EVERY_MS) == GF_ERR_NOT_FOUND;
         } else if (s == NATS_TIMEOUT) {
-            b->next_check_ms = 0; /* idle, or the consumer is gone: look now */
-            rebind = gf__pull_check(b) == GF_ERR_NOT_FOUND;
+            /* Idle, or the consumer is gone: look. */
+            rebind = gf__pull_check(b, rc->fetch_expiry_ms) == GF_ERR_NOT_FOUND;
         } else {
             errors++;
             if (errors == 1 || errors % 10 == 0)

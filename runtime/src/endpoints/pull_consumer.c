@@ -9,7 +9,7 @@
  * - A vanished consumer or stream is not an error a fetch reports: nats-server 2.9.10
  *   simply never answers a pull request to a consumer that does not exist, so the
  *   fetch times out exactly like an idle one. gf__pull_check therefore asks for the
- *   consumer's info every CHECK_MS and whenever a fetch comes back empty.
+ *   consumer's info when a fetch comes back empty (at most every few seconds).
  * - What is missing is provisioned again, because the function owns it: the stream
  *   from config (its messages are gone: logged), the consumer from the position last
  *   seen. Position: nats-server 2.9.10 keeps a consumer's ack floor *behind* a message
@@ -40,7 +40,7 @@
 #include "nats/nats_err.h"
 #include "provision/provision_consumer.h"
 
-enum { CHECK_MS = 2000, UNHEALTHY_AFTER_FAILURES = 3 };
+enum { UNHEALTHY_AFTER_FAILURES = 3 };
 
 gf_err gf__pull_provision(const gf__endpoint_run *run, const gf_consumer_config *cc,
                           gf_provision_result *res)
@@ -231,7 +231,7 @@ gf_err gf__pull_bind(gf__pull_binding *b)
             gf_log_info("consumer bound again", "endpoint=%s consumer=%s/%s attempts=%d",
                         b->run->ep->name, b->cc->stream, b->cc->name, b->failures + 1);
         b->failures = 0;
-        b->next_check_ms = gf_clock_mono_ms() + CHECK_MS;
+        b->checked_ms = gf_clock_mono_ms();
         set_health(b, NULL);
         return GF_OK;
     }
@@ -257,12 +257,19 @@ int64_t gf__pull_bind_delay_ms(const gf__pull_binding *b)
     return gf_backoff_ms(b->failures, 400, 5000, 0);
 }
 
-gf_err gf__pull_check(gf__pull_binding *b)
+void gf__pull_acked(gf__pull_binding *b, uint64_t seq)
+{
+    if (!b->floor_known || seq > b->floor)
+        b->floor = seq;
+    b->floor_known = true;
+}
+
+gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms)
 {
     int64_t now = gf_clock_mono_ms();
-    if (now < b->next_check_ms)
+    if (now - b->checked_ms < every_ms)
         return GF_OK;
-    b->next_check_ms = now + CHECK_MS;
+    b->checked_ms = now;
     jsConsumerInfo *ci = NULL;
     jsErrCode jerr = 0;
     natsStatus s =
@@ -308,7 +315,11 @@ natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, i
     if (heartbeat_ms > 0 && heartbeat_ms * 2 <= poll_ms)
         req.Heartbeat = heartbeat_ms * 1000000LL;
     s = natsSubscription_FetchRequest(list, sub, &req);
-    return s == NATS_NOT_FOUND ? NATS_TIMEOUT : s;
+    /* nats.c 3.4.1 arms its missed-heartbeat timer with twice the interval on a
+     * subscription's first fetch but with the interval itself on every later one, so a
+     * heartbeat that arrives a little late is reported as missed. The poll is over
+     * either way: poll again, it is no error. */
+    return s == NATS_NOT_FOUND || s == NATS_MISSED_HEARTBEAT ? NATS_TIMEOUT : s;
 }
 
 void gf__pull_msg(natsMsg *m, gf_msg *out)
