@@ -92,10 +92,14 @@ static void usage(FILE *f)
 static int parse(int argc, char **argv, popts *o)
 {
     static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'},  {"keys", required_argument, NULL, 'k'},
-        {"batch", required_argument, NULL, 'b'},   {"replicas", required_argument, NULL, 'r'},
-        {"payload", required_argument, NULL, 'p'}, {"json", no_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},       {"help", no_argument, NULL, 'h'},
+        {"events", required_argument, NULL, 'e'},
+        {"keys", required_argument, NULL, 'k'},
+        {"batch", required_argument, NULL, 'b'},
+        {"replicas", required_argument, NULL, 'r'},
+        {"payload", required_argument, NULL, 'p'},
+        {"json", no_argument, NULL, 'j'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     *o = (popts){.events = 300000, .keys = 10000, .batch = 256, .replicas = 1, .payload = 200};
@@ -414,11 +418,11 @@ int gf_bench_partitioned(int argc, char **argv)
     printf("  %-44s %10.0f msg/s  (%.2f of raw, %.2f of raw split)\n",
            "partitioned consumer, 16 partitions", rate, rate / raw, raw16 > 0 ? rate / raw16 : 0);
     if (o.json) {
-        json_t *j = json_pack("{s:s, s:I, s:i, s:i, s:i, s:f, s:f, s:f, s:f}", "bench",
-                              "partitioned", "events", (json_int_t)o.events, "keys", o.keys,
-                              "batch", o.batch, "replicas", o.replicas, "raw_fetch_ack_per_s",
-                              raw, "raw_split_fetch_ack_per_s", raw16,
-                              "partitioned_per_s", rate, "ratio", rate / raw);
+        json_t *j =
+            json_pack("{s:s, s:I, s:i, s:i, s:i, s:f, s:f, s:f, s:f}", "bench", "partitioned",
+                      "events", (json_int_t)o.events, "keys", o.keys, "batch", o.batch, "replicas",
+                      o.replicas, "raw_fetch_ack_per_s", raw, "raw_split_fetch_ack_per_s", raw16,
+                      "partitioned_per_s", rate, "ratio", rate / raw);
         char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
         if (line)
             printf("%s\n", line);
