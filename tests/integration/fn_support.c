@@ -12,7 +12,7 @@
 /* The config every test starts from; the %s are, in order: the server list, the
  * runtime section's body, the replicas of TEST_JOBS and TEST_RESULTS, extra streams, the
  * settings of consumer TEST_JOBS/worker, extra consumers, the replicas of TEST_LEASES
- * and of leases, and the functions section's body. */
+ * and of leases, extra buckets, and the functions section's body. */
 static const char config_template[] = "nats:\n"
                                       "  servers: [%s]\n"
                                       "  reconnect_wait: 100ms\n"
@@ -41,6 +41,7 @@ static const char config_template[] = "nats:\n"
                                       "      replicas: %d\n"
                                       "    - name: leases\n"
                                       "      replicas: %d\n"
+                                      "%s"
                                       "functions:\n"
                                       "%s";
 
@@ -78,7 +79,7 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_o
         return -1;
     fprintf(f, config_template, quoted, or_default(opts->runtime, default_runtime), replicas,
             replicas, or_default(opts->streams, ""), or_default(opts->worker, default_worker),
-            or_default(opts->consumers, ""), replicas, replicas,
+            or_default(opts->consumers, ""), replicas, replicas, or_default(opts->buckets, ""),
             or_default(opts->functions, "  {}\n"));
     fclose(f);
 

@@ -42,6 +42,7 @@ typedef struct gf_fnenv_opts {
     const char *worker;        /* settings of consumer TEST_JOBS/worker, indented by six */
     const char *streams;       /* more entries of jetstream.streams ("    - name: ...") */
     const char *consumers;     /* more entries of jetstream.consumers */
+    const char *buckets;       /* more entries of jetstream.buckets */
     const char *functions;     /* the functions section's body */
 } gf_fnenv_opts;
 
