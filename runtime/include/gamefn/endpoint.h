@@ -11,17 +11,27 @@
  *   {.name = "tick", .kind = GF_ENDPOINT_TICK,
  *    .tick = {.subject = "gamefn.v1.tick.matcher", .queue_group = "matcher",
  *             .period_ms = 1000, .lease_bucket = "LEASES", .on_tick = on_tick}}
+ *   {.name = "count", .kind = GF_ENDPOINT_PARTITIONED,
+ *    .partitioned = {.stream = "EVENTS", .group = "leaderboard", .on_batch = on_batch}}
  *
- * The three kinds (docs/FUNCTIONS.md walks through each):
+ * The four kinds (docs/FUNCTIONS.md walks through each):
  *  - GF_ENDPOINT_REQUEST: request/reply on a queue group. The handler fills a reply;
  *    a non-OK return sends an error reply (Nats-Service-Error-Code / Nats-Service-Error
  *    headers + a gamefn.v1.Error body) and the process goes on. At most once: callers
  *    retry with an idempotency key.
- *  - GF_ENDPOINT_PULL: a durable pull consumer (jetstream.consumers in config).
- *    Return GF_OK -> ack; GF_ERR_RETRY (or any unexpected error) -> nak with delay
- *    (the consumer's backoff, else exponential); GF_ERR_PERMANENT or GF_ERR_INVALID ->
- *    term (never redelivered; the dead-letter path sees the advisory). Long handlers
- *    call gf_msg_in_progress(). At most runtime.max_in_flight messages are held.
+ *  - GF_ENDPOINT_PULL: a durable pull consumer (jetstream.consumers in config) shared by
+ *    every replica. Return GF_OK -> ack; GF_ERR_RETRY (or any unexpected error) -> nak
+ *    with delay (the consumer's backoff, else exponential); GF_ERR_PERMANENT or
+ *    GF_ERR_INVALID -> term (never redelivered; the dead-letter path sees the
+ *    advisory). Up to runtime.max_in_flight handlers run at once, and messages are
+ *    fetched only for idle ones; the runtime keeps a running handler's message in
+ *    progress, so long handlers need not call gf_msg_in_progress() (they may).
+ *  - GF_ENDPOINT_PARTITIONED: a partitioned consumer group (a jetstream.consumers entry
+ *    with `partitions` P): P durables "<group>-p<NN>", each partition handled by one
+ *    replica at a time (KV leases with fencing tokens), in batches of one partition's
+ *    messages in stream order. Return GF_OK -> every message acked except those marked
+ *    in batch->verdicts[] (terminated); anything else -> the same batch retried in place.
+ *    Replicas share the partitions evenly and take over a dead one's after its lease.
  *  - GF_ENDPOINT_TICK: every period_ms one instance (the leader, by a lease in KV
  *    bucket lease_bucket) publishes a tick on `subject`; one instance of the queue
  *    group takes each tick and runs on_tick.
@@ -31,9 +41,12 @@
  * there.
  *
  * Threads: request handlers run on nats.c's subscription thread (one per endpoint,
- * so one request at a time per endpoint and instance); each pull endpoint has its
- * own thread; tick handlers run on the tick subscription's thread. Handlers of
- * different endpoints may run concurrently: shared function state needs a lock.
+ * so one request at a time per endpoint and instance); pull handlers on the endpoint's
+ * max_in_flight worker threads, concurrently; partitioned handlers on one thread per
+ * owned partition (one batch at a time per partition, partitions concurrently), and
+ * on_acquire / on_release on that partition's thread; tick handlers on the tick
+ * subscription's thread. Handlers of different endpoints, and pull handlers of one,
+ * run concurrently: shared function state needs a lock.
  */
 #ifndef GAMEFN_ENDPOINT_H
 #define GAMEFN_ENDPOINT_H
@@ -163,8 +176,11 @@ typedef struct gf_endpoint {
 /* A header's value, or NULL. */
 const char *gf_msg_header(const gf_msg *msg, const char *key);
 
-/* Pull handlers: tell the server the message is still being worked on (resets its
- * ack wait). GF_ERR_INVALID for a message that did not come from a pull endpoint. */
+/* Pull and partitioned handlers: tell the server the message is still being worked on
+ * (resets its ack wait). The runtime already does this for running handlers.
+ * GF_ERR_INVALID for a message that did not come from a pull or partitioned endpoint;
+ * GF_ERR_CONFLICT for a partitioned message once this instance's ownership of the
+ * partition has lapsed (it must not keep the message from the next owner). */
 gf_err gf_msg_in_progress(const gf_msg *msg);
 
 #endif

@@ -248,16 +248,21 @@ static void *coordinator_thread(void *arg)
 {
     part_group *g = arg;
     const atomic_int *stop = g->run->host->stop;
-    int64_t next_cycle = 0;
+    int64_t next_heartbeat = 0, next_rebalance = 0, cycle = g->ttl_ms / 4;
+    bool listed = false; /* the member list has been read at least once */
     while (!atomic_load(stop)) {
         renew_due(g);
         reap(g);
         int64_t now = gf_clock_mono_ms();
-        if (now >= next_cycle) {
-            if (heartbeat(g, false) == GF_OK)
-                rebalance(g);
-            int64_t cycle = g->ttl_ms / 4;
-            next_cycle = now + (g->hungry && cycle > HUNGRY_CYCLE_MS ? HUNGRY_CYCLE_MS : cycle);
+        if (now >= next_heartbeat) { /* refreshes g->members too */
+            listed = heartbeat(g, false) == GF_OK || listed;
+            next_heartbeat = now + cycle;
+            next_rebalance = now;
+        }
+        /* Below our share, look for free partitions more often than we heartbeat. */
+        if (listed && now >= next_rebalance) {
+            rebalance(g);
+            next_rebalance = now + (g->hungry && cycle > HUNGRY_CYCLE_MS ? HUNGRY_CYCLE_MS : cycle);
         }
         gf_clock_sleep_until(gf_clock_mono_ms() + STEP_MS, stop);
     }

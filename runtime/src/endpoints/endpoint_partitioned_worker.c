@@ -1,32 +1,32 @@
 /*
- * endpoint_partitioned_worker.c — one tenure of one partition: the thread that handles
- * a partition while this instance holds its lease.
+ * endpoint_partitioned_worker.c — one tenure of one partition: the thread that handles a
+ * partition while this instance holds its lease.
  *
  * Design notes:
  * - Order. A partition is handled by one thread, one batch at a time: fetch up to
- *   runtime.fetch_batch messages, on_batch, ack, fetch again. A failed batch is retried
- *   in place (same messages, after the consumer's retry delay, kept in progress), never
- *   nak'd: a nak'd message would come back after newer ones and break per-key order.
- *   After max_deliver attempts the batch is split and each message gets one last try on
- *   its own; one that still fails is terminated (dead letter: the server's advisory) and
- *   the partition moves on.
- * - Acks. Fire-and-forget (natsMsg_Ack) for every message of the batch but the last,
- *   which is acked with AckSync: the server handles a consumer's acks in order, so its
- *   reply means the whole batch is acked — one round trip per batch, not per message.
- *   That keeps the consumer's ack state exact, so the next owner (or a recreated
- *   consumer) never has to wait for or replay what this one finished.
- * - The lease deadline. owner.valid_until_ms (monotonic) is the last moment this tenure
- *   may act; the coordinator moves it forward on every renewal. Nothing starts, is acked
- *   or is kept in progress past it; a long poll never outlives it (its expiry ends
- *   before it). A batch whose handler returns too late is abandoned without an ack:
- *   its messages come back to the next owner. See endpoint_partitioned.c for why the
- *   next owner cannot start before this one stopped.
+ *   runtime.fetch_batch messages, on_batch, ack, fetch again. A failed batch is retried in
+ *   place (same messages, after the consumer's retry delay, kept in progress), never nak'd:
+ *   a nak'd message would come back after newer ones and break per-key order. After
+ *   max_deliver attempts the batch is split and each message gets one last try on its own;
+ *   one that still fails is terminated (dead letter: the server's advisory) and the
+ *   partition moves on.
+ * - Acks. Fire-and-forget (natsMsg_Ack) for every message of the batch but the last, which
+ *   is acked with AckSync: the server applies a consumer's acks in order (docs/
+ *   NATS-FACTS.md §3), so its reply means the whole batch is acked — one round trip per
+ *   batch, not per message. That keeps the consumer's ack state exact, so the next owner
+ *   (or a recreated consumer) never has to wait for or replay what this one finished.
+ * - The lease deadline. owner.valid_until_ms (monotonic) is the last moment this tenure may
+ *   act; the coordinator moves it forward on every renewal. Nothing starts, is acked or is
+ *   kept in progress past it; a long poll never outlives it (its expiry ends before it). A
+ *   batch whose handler returns too late is abandoned without an ack: its messages come
+ *   back to the next owner. See endpoint_partitioned.c for why the next owner cannot start
+ *   before this one stopped.
  * - Taking over. If the consumer has unacked messages when a tenure starts, they were
- *   delivered to a previous owner that stopped without acking them (killed, or cut off
- *   from the KV). The server hands them out again, in stream order and before any newer
- *   message, once their ack wait has run out — so the new owner waits out the longest
- *   ack wait the consumer can apply before its first fetch. Fetching earlier would get
- *   newer messages first and break per-key order.
+ *   delivered to a previous owner that stopped without acking them (killed, or cut off from
+ *   the KV). The server hands them out again, in stream order and before any newer message,
+ *   once their ack wait has run out (docs/NATS-FACTS.md §3) — so the new owner waits out
+ *   the longest ack wait the consumer can apply before its first fetch. Fetching earlier
+ *   would get newer messages first and break per-key order.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,32 +1,33 @@
 /*
- * pull_consumer.c — binding, position, fetching and metadata of one durable consumer
- * (see pull_consumer.h).
+ * pull_consumer.c — binding, position, fetching and metadata of one durable consumer (see
+ * pull_consumer.h).
  *
  * Design notes:
- * - The consumer is bound (created by provisioning), never created by the subscribe
- *   call, so destroying the subscription can never delete the durable (nats.c 3.4.1:
+ * - The consumer is bound (created by provisioning), never created by the subscribe call,
+ *   so destroying the subscription can never delete the durable (nats.c 3.4.1:
  *   unsubscribing a durable that js_PullSubscribe created deletes it).
  * - A vanished consumer or stream is not an error a fetch reports: nats-server 2.9.10
- *   simply never answers a pull request to a consumer that does not exist, so the
- *   fetch times out exactly like an idle one. gf__pull_check therefore asks for the
- *   consumer's info when a fetch comes back empty (at most every few seconds).
- * - What is missing is provisioned again, because the function owns it: the stream
- *   from config (its messages are gone: logged), the consumer from the position last
- *   seen. Position: nats-server 2.9.10 keeps a consumer's ack floor *behind* a message
- *   that exhausted max_deliver forever (measured), so the floor alone would replay
- *   every dead letter and all that followed. When nothing is pending (num_ack_pending
- *   0), everything delivered is resolved and the position is the last delivered
- *   sequence; otherwise it is the ack floor. Both only grow, so the binding keeps the
- *   highest seen. Recreating from a stale position replays a bounded, logged window
- *   (at-least-once; handlers are idempotent); it never skips an unresolved message.
- * - Fetching is two-step because of nats.c 3.4.1 (js.c _fetch): a NoWait request takes
- *   whatever is ready; only when nothing is does a long poll (expiry + idle heartbeat)
- *   wait for one message, so latency stays low without busy polling. A NoWait request
- *   without an expiry returns as soon as nothing is queued locally, so the server's
- *   answer can land after the fetch returned — a message delivered but never handled
- *   until its ack wait runs out. With an expiry, the fetch waits for the server's
- *   "404 no messages" that ends a NoWait request, so every message the request
- *   produced is in the returned list, and no request stays open at the server.
+ *   simply never answers a pull request to a consumer that does not exist (docs/
+ *   NATS-FACTS.md §3), so the fetch times out exactly like an idle one. gf__pull_check
+ *   therefore asks for the consumer's info when a fetch comes back empty (at most every few
+ *   seconds).
+ * - What is missing is provisioned again, because the function owns it: the stream from
+ *   config (its messages are gone: logged), the consumer from the position last seen.
+ *   Position: nats-server 2.9.10 keeps a consumer's ack floor *behind* a message that
+ *   exhausted max_deliver forever (docs/NATS-FACTS.md §3), so the floor alone would replay
+ *   every dead letter and all that followed. When nothing is pending (num_ack_pending 0),
+ *   everything delivered is resolved and the position is the last delivered sequence;
+ *   otherwise it is the ack floor. Both only grow, so the binding keeps the highest seen.
+ *   Recreating from a stale position replays a bounded, logged window (at-least-once;
+ *   handlers are idempotent); it never skips an unresolved message.
+ * - Fetching is two-step because of nats.c 3.4.1 (docs/NATS-FACTS.md §3): a NoWait request
+ *   takes whatever is ready; only when nothing is does a long poll (expiry + idle
+ *   heartbeat) wait for one message, so latency stays low without busy polling. A NoWait
+ *   request without an expiry returns as soon as nothing is queued locally, so the server's
+ *   answer can land after the fetch returned — a message delivered but never handled until
+ *   its ack wait runs out. With an expiry, the fetch waits for the server's "404 no
+ *   messages" that ends a NoWait request, so every message the request produced is in the
+ *   returned list, and no request stays open at the server.
  */
 #include "endpoints/pull_consumer.h"
 
