@@ -5,12 +5,13 @@
  * The server redelivers a message that is not acked within its consumer's ack wait — and
  * with a `backoff` list nats-server 2.9.10 makes that backoff[n-1] for the n-th delivery
  * (first 1 s for the shipped allocator consumer), whatever `ack_wait` says
- * (docs/NATS-FACTS.md §5). A handler that runs longer than that would see its message handed to another replica
- * while it works. So every running handler registers what it holds (gf__keeper_add) and one
- * keeper thread per endpoint sends "in progress" for it every 40% of the shortest such
- * wait, until the handler releases it (before acking). A hold may carry a validity deadline
- * (a partition owner's lease): past it nothing more is sent, so the messages come back to
- * the next owner one ack wait after this owner stopped acting.
+ * (docs/NATS-FACTS.md §5). A handler that runs longer than that would see its message
+ * handed to another replica while it works. So every running handler registers what it
+ * holds (gf__keeper_add) and one keeper thread per endpoint sends "in progress" for it
+ * every 40% of the shortest such wait, until the handler releases it (before acking). A
+ * hold may carry a validity deadline (a partition owner's lease): past it nothing more is
+ * sent, so the messages come back to the next owner one ack wait after this owner stopped
+ * acting.
  *
  * Threads: hold/release from handler threads, set_ack_wait from the thread that binds; the
  * keeper thread sends. One mutex guards the list, and in-progress is sent under it, so once
