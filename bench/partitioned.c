@@ -179,40 +179,54 @@ static int publish_events(jsCtx *js, const popts *o)
     return js_PublishAsyncComplete(js, &po) == NATS_OK ? 0 : -1;
 }
 
-/* Baseline: fetch + per-message ack of the whole stream through one plain durable. */
-static double raw_rate(jsCtx *js, const popts *o)
+/* A plain durable on `filter`, created and bound; NULL on failure. */
+static natsSubscription *raw_consumer(jsCtx *js, const char *name, const char *filter)
 {
     jsConsumerConfig cc;
     jsConsumerConfig_Init(&cc);
-    cc.Durable = "raw";
+    cc.Durable = name;
+    cc.FilterSubject = filter;
     cc.AckPolicy = js_AckExplicit;
     cc.MaxAckPending = 20000;
     natsSubscription *sub = NULL;
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Stream = "BENCH_EVENTS";
-    so.Consumer = "raw";
+    so.Consumer = name;
     if (js_AddConsumer(NULL, js, "BENCH_EVENTS", &cc, NULL, NULL) != NATS_OK ||
-        js_PullSubscribe(&sub, js, "bench.evp.>", "raw", NULL, &so, NULL) != NATS_OK)
-        return 0;
+        js_PullSubscribe(&sub, js, filter, name, NULL, &so, NULL) != NATS_OK)
+        return NULL;
+    return sub;
+}
+
+/* Fetch + per-message ack until `max` messages or a fetch of `wait_ms` finds none. */
+static long long drain(natsSubscription *sub, int batch, int64_t wait_ms, long long max)
+{
     long long got = 0;
-    int64_t t0 = gf_clock_mono_ns();
-    while (got < o->events) {
+    while (sub && got < max) {
         natsMsgList list = {0};
-        if (natsSubscription_Fetch(&list, sub, o->batch, 5000, NULL) != NATS_OK)
+        if (natsSubscription_Fetch(&list, sub, batch, wait_ms, NULL) != NATS_OK)
             break;
         for (int i = 0; i < list.Count; i++)
             natsMsg_Ack(list.Msgs[i], NULL);
         got += list.Count;
         natsMsgList_Destroy(&list);
     }
-    double secs = (double)(gf_clock_mono_ns() - t0) / 1e9;
     natsSubscription_Destroy(sub);
+    return got;
+}
+
+/* Baseline: the whole stream through one plain durable, one thread. */
+static double raw_rate(jsCtx *js, const popts *o)
+{
+    int64_t t0 = gf_clock_mono_ns();
+    long long got = drain(raw_consumer(js, "raw", "bench.evp.>"), o->batch, 5000, o->events);
+    double secs = (double)(gf_clock_mono_ns() - t0) / 1e9;
     return got == o->events ? (double)got / secs : 0;
 }
 
 /* The same work split like the runtime splits it: one plain filtered durable per
- * partition, each drained by its own thread (fetch + per-message ack). */
+ * partition, each drained by its own thread. */
 typedef struct raw_part {
     jsCtx *js;
     const popts *o;
@@ -226,30 +240,7 @@ static void *raw_part_thread(void *arg)
     char name[32], filter[64];
     snprintf(name, sizeof name, "rawp%02d", rp->partition);
     snprintf(filter, sizeof filter, "bench.evp.%d.>", rp->partition);
-    jsConsumerConfig cc;
-    jsConsumerConfig_Init(&cc);
-    cc.Durable = name;
-    cc.FilterSubject = filter;
-    cc.AckPolicy = js_AckExplicit;
-    cc.MaxAckPending = 20000;
-    natsSubscription *sub = NULL;
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = "BENCH_EVENTS";
-    so.Consumer = name;
-    if (js_AddConsumer(NULL, rp->js, "BENCH_EVENTS", &cc, NULL, NULL) != NATS_OK ||
-        js_PullSubscribe(&sub, rp->js, filter, name, NULL, &so, NULL) != NATS_OK)
-        return NULL;
-    for (;;) {
-        natsMsgList list = {0};
-        if (natsSubscription_Fetch(&list, sub, rp->o->batch, 1000, NULL) != NATS_OK)
-            break;
-        for (int i = 0; i < list.Count; i++)
-            natsMsg_Ack(list.Msgs[i], NULL);
-        rp->got += list.Count;
-        natsMsgList_Destroy(&list);
-    }
-    natsSubscription_Destroy(sub);
+    rp->got = drain(raw_consumer(rp->js, name, filter), rp->o->batch, 1000, rp->o->events);
     return NULL;
 }
 

@@ -249,6 +249,28 @@ int gf_fnenv_publish_job(gf_fnenv *env, const char *job)
                : -1;
 }
 
+int gf_fnenv_publish_jobs(gf_fnenv *env, int from, int to, const char *mode)
+{
+    for (int i = from; i < to; i++) {
+        char job[64];
+        snprintf(job, sizeof job, "j%d%s%s", i, mode ? " " : "", mode ? mode : "");
+        if (gf_fnenv_publish_job(env, job) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+bool gf_fnenv_jobs_settled(gf_fnenv *env, void *arg)
+{
+    jsConsumerInfo *ci = NULL;
+    (void)arg;
+    if (js_GetConsumerInfo(&ci, env->js, "TEST_JOBS", "worker", NULL, NULL) != NATS_OK)
+        return false;
+    bool settled = ci->NumPending == 0 && ci->NumAckPending == 0;
+    jsConsumerInfo_Destroy(ci);
+    return settled;
+}
+
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
                          int timeout_ms)
 {

@@ -84,6 +84,14 @@ void gf_fnenv_lines_free(gf_lines *l);
 /* Publishes a job to TEST_JOBS (synchronously, acked). */
 int gf_fnenv_publish_job(gf_fnenv *env, const char *job);
 
+/* Publishes jobs "j<from>" .. "j<to - 1>", each followed by " <mode>" when mode is not
+ * NULL (the test worker's modes: "nak-once", "term", "long", "fail"). */
+int gf_fnenv_publish_jobs(gf_fnenv *env, int from, int to, const char *mode);
+
+/* For gf_fnenv_eventually: consumer TEST_JOBS/worker has nothing pending and nothing
+ * unacked (arg unused). */
+bool gf_fnenv_jobs_settled(gf_fnenv *env, void *arg);
+
 /* Polls `pred` every 50 ms until it returns true or timeout_ms passes. */
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
                          int timeout_ms);

@@ -267,3 +267,18 @@ bool pc_wait_all_handled(gf_fnenv *env, int keys, int per_key, int timeout_ms)
     struct all_arg a = {keys, per_key};
     return gf_fnenv_eventually(all_handled, env, &a, timeout_ms);
 }
+
+size_t pc_verify(pc_publisher *pub, bool allow_replays)
+{
+    pc_records r;
+    size_t replays = 0;
+    pc_publish_join(pub);
+    assert_true(pc_wait_all_handled(pub->env, pub->keys, pub->per_key, 60000));
+    assert_int_equal(pc_read(pub->env, &r), 0);
+    pc_check_one_owner(&r);
+    pc_check_order(&r, pub->keys, pub->per_key, allow_replays, &replays);
+    printf("partition_check: %zu batches, %zu events, %zu replays\n", r.nbatches, r.nevents,
+           replays);
+    pc_free(&r);
+    return replays;
+}

@@ -89,4 +89,8 @@ void pc_publish_join(pc_publisher *p);
 /* Waits until every event has a recorded batch. */
 bool pc_wait_all_handled(gf_fnenv *env, int keys, int per_key, int timeout_ms);
 
+/* The end of every scenario: waits for the publisher, then for every event to be handled
+ * (60 s), and checks one owner at a time and per-key order. Returns the replays. */
+size_t pc_verify(pc_publisher *pub, bool allow_replays);
+
 #endif

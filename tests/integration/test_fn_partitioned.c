@@ -85,19 +85,24 @@ static void each_replica_owns_its_fair_share(void **state)
     gf_fnenv_free(&env);
 }
 
+/* A single node, replica "a" running, keyed events flowing. */
+static void begin(gf_fnenv *env, gf_proc *a, pc_publisher *pub)
+{
+    gf_fnenv_opts o;
+    pc_opts(&o, 1, functions_fast);
+    assert_int_equal(gf_fnenv_start_opts(env, &o), 0);
+    spawn(env, a, "a");
+    pub->env = env;
+    pc_publish_start(pub);
+}
+
 /* Replicas join, leave and die while keyed events flow. */
 static void one_owner_at_a_time_and_per_key_order(void **state)
 {
-    enum { KEYS = 40, PER_KEY = 60 };
     gf_fnenv env;
-    gf_fnenv_opts o;
     gf_proc a = {0}, b = {0}, c = {0}, d = {0};
-    pc_opts(&o, 1, functions_fast);
-    assert_int_equal(gf_fnenv_start_opts(&env, &o), 0);
-    spawn(&env, &a, "a");
-
-    pc_publisher pub = {.env = &env, .keys = KEYS, .per_key = PER_KEY, .pause_ms = 200};
-    pc_publish_start(&pub);
+    pc_publisher pub = {.keys = 40, .per_key = 60, .pause_ms = 200};
+    begin(&env, &a, &pub);
     gf_clock_sleep_ms(1500);
     spawn(&env, &b, "b"); /* join: a gives partitions to b */
     gf_clock_sleep_ms(2500);
@@ -108,20 +113,11 @@ static void one_owner_at_a_time_and_per_key_order(void **state)
     gf_proc_signal(&b, SIGKILL); /* die: its partitions move after the lease ttl */
     assert_int_equal(gf_proc_wait(&b, 5000), 0);
     spawn(&env, &d, "d");
-    pc_publish_join(&pub);
-    assert_true(pc_wait_all_handled(&env, KEYS, PER_KEY, 30000));
-
-    pc_records r;
-    size_t replays = 0;
-    assert_int_equal(pc_read(&env, &r), 0);
-    pc_check_one_owner(&r);
-    pc_check_order(&r, KEYS, PER_KEY, true, &replays);
-    /* Only what the killed owner held unacked (at most one batch per partition it
+    /* Only what the killed owner held unacked (at most one batch of 16 per partition it
      * owned) may be handled twice. */
-    if (replays > 16 * 8)
+    size_t replays = pc_verify(&pub, true);
+    if (replays > 16 * 16)
         fail_msg("%zu events handled twice", replays);
-    printf("batches=%zu events=%zu replays=%zu\n", r.nbatches, r.nevents, replays);
-    pc_free(&r);
 
     assert_true(gf_fnenv_stop(&c, 15000));
     assert_true(gf_fnenv_stop(&d, 15000));
@@ -131,31 +127,19 @@ static void one_owner_at_a_time_and_per_key_order(void **state)
 /* Rebalancing without faults hands over cleanly: nothing is handled twice. */
 static void clean_rebalances_handle_everything_once(void **state)
 {
-    enum { KEYS = 30, PER_KEY = 40 };
     gf_fnenv env;
-    gf_fnenv_opts o;
     gf_proc a = {0}, b = {0}, c = {0};
-    pc_opts(&o, 1, functions_fast);
-    assert_int_equal(gf_fnenv_start_opts(&env, &o), 0);
-    spawn(&env, &a, "a");
-    pc_publisher pub = {.env = &env, .keys = KEYS, .per_key = PER_KEY, .pause_ms = 150};
-    pc_publish_start(&pub);
+    pc_publisher pub = {.keys = 30, .per_key = 40, .pause_ms = 150};
+    begin(&env, &a, &pub);
     gf_clock_sleep_ms(1000);
     spawn(&env, &b, "b");
     gf_clock_sleep_ms(2000);
     spawn(&env, &c, "c");
     gf_clock_sleep_ms(2000);
     assert_true(gf_fnenv_stop(&b, 15000));
-    pc_publish_join(&pub);
-    assert_true(pc_wait_all_handled(&env, KEYS, PER_KEY, 30000));
+    pc_verify(&pub, false);
     gf_clock_sleep_ms(PC_ACK_WAIT_MS + 500); /* a missed ack would show as a replay now */
-
-    pc_records r;
-    size_t replays = 0;
-    assert_int_equal(pc_read(&env, &r), 0);
-    pc_check_one_owner(&r);
-    pc_check_order(&r, KEYS, PER_KEY, false, &replays);
-    pc_free(&r);
+    pc_verify(&pub, false);
     assert_true(gf_fnenv_stop(&a, 15000));
     assert_true(gf_fnenv_stop(&c, 15000));
     gf_fnenv_free(&env);
@@ -243,14 +227,7 @@ static void a_killed_owners_partitions_move_within_the_lease_bound(void **state)
     /* ...and not before the lease could have expired: nobody took over early. */
     assert_true(owned_ms >= PC_LEASE_TTL_MS - PC_LEASE_TTL_MS / 4 - 100);
 
-    pc_publish_join(&pub);
-    assert_true(pc_wait_all_handled(&env, KEYS, PER_KEY, 30000));
-    pc_records r;
-    size_t replays = 0;
-    assert_int_equal(pc_read(&env, &r), 0);
-    pc_check_one_owner(&r);
-    pc_check_order(&r, KEYS, PER_KEY, true, &replays);
-    pc_free(&r);
+    pc_verify(&pub, true);
     assert_true(gf_fnenv_stop(&a, 15000));
     gf_fnenv_free(&env);
 }

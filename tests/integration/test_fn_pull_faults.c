@@ -83,25 +83,6 @@ static bool all_completed(gf_fnenv *env, void *arg)
     return true;
 }
 
-static bool consumer_settled(gf_fnenv *env, void *arg)
-{
-    jsConsumerInfo *ci = NULL;
-    if (js_GetConsumerInfo(&ci, env->js, "TEST_JOBS", "worker", NULL, NULL) != NATS_OK)
-        return false;
-    bool settled = ci->NumPending == 0 && ci->NumAckPending == 0;
-    jsConsumerInfo_Destroy(ci);
-    return settled;
-}
-
-static void publish_jobs(gf_fnenv *env, int from, int to, const char *mode)
-{
-    for (int i = from; i < to; i++) {
-        char job[64];
-        snprintf(job, sizeof job, "j%d%s%s", i, mode ? " " : "", mode ? mode : "");
-        assert_int_equal(gf_fnenv_publish_job(env, job), 0);
-    }
-}
-
 /* Two workers handle ten jobs; every job's handler runs exactly once. */
 static void two_workers_run_each_job_once(const gf_fnenv_opts *opts)
 {
@@ -113,7 +94,7 @@ static void two_workers_run_each_job_once(const gf_fnenv_opts *opts)
     assert_int_equal(gf_fnenv_spawn(&env, &b, WORKER, "b", pull_env), 0);
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "b", 10000));
-    publish_jobs(&env, 0, JOBS, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 0, JOBS, NULL), 0);
     if (!gf_fnenv_eventually(all_completed, &env, &c, 30000)) {
         gf_proc_dump_log(&a, 40);
         gf_proc_dump_log(&b, 40);
@@ -121,7 +102,7 @@ static void two_workers_run_each_job_once(const gf_fnenv_opts *opts)
             fprintf(stderr, "j%d: %d starts, %d completions\n", i, c.starts[i], c.completions[i]);
         fail_msg("not every job completed in 30 s");
     }
-    assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
+    assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 10000));
     gf_clock_sleep_ms(2500); /* past any ack wait: a late redelivery would show now */
     read_counts(&env, &c);
     for (int i = 0; i < JOBS; i++) {
@@ -185,7 +166,7 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
         assert_int_equal(gf_fnenv_spawn(&env, &k, WORKER, name, pull_env), 0);
         if (round == 0) { /* the first worker provisions the stream */
             assert_true(gf_fnenv_wait_ping(&env, "test-worker", name, 1500));
-            publish_jobs(&env, 0, JOBS, NULL);
+            assert_int_equal(gf_fnenv_publish_jobs(&env, 0, JOBS, NULL), 0);
         }
         gf_clock_sleep_ms(started + 1600 - gf_clock_mono_ms());
         gf_proc_signal(&k, SIGKILL);
@@ -193,7 +174,7 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
     }
     gf_proc last = {0};
     assert_int_equal(gf_fnenv_spawn(&env, &last, WORKER, "last", pull_env), 0);
-    assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 30000));
+    assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 30000));
     read_counts(&env, &c);
     for (int i = 0; i < JOBS; i++) {
         unsigned want = ((1u << (c.max_delivery[i] + 1)) - 1) & ~1u; /* deliveries 1..k */
@@ -251,12 +232,12 @@ static void a_vanished_stream_is_recreated_or_reported(void **state)
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", pull_env), 0);
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w", 10000));
     assert_true(gf_fnenv_eventually(health_is, &env, "ok", 5000));
-    publish_jobs(&env, 0, 1, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 1, NULL), 0);
     assert_true(gf_fnenv_eventually(completed, &env, &job, 10000));
 
     assert_int_equal(js_DeleteStream(env.js, "TEST_JOBS", NULL, NULL), NATS_OK);
     assert_true(gf_fnenv_eventually(stream_exists, &env, "TEST_JOBS", 10000));
-    publish_jobs(&env, 1, 2, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 1, 2, NULL), 0);
     job = 1;
     assert_true(gf_fnenv_eventually(completed, &env, &job, 10000));
     assert_true(health_is(&env, "ok"));
@@ -275,7 +256,7 @@ static void a_vanished_stream_is_recreated_or_reported(void **state)
 
     assert_int_equal(js_DeleteStream(env.js, "HOG", NULL, NULL), NATS_OK);
     assert_true(gf_fnenv_eventually(health_is, &env, "ok", 15000));
-    publish_jobs(&env, 2, 3, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 2, 3, NULL), 0);
     job = 2;
     assert_true(gf_fnenv_eventually(completed, &env, &job, 10000));
     assert_true(gf_fnenv_stop(&w, 15000));
@@ -307,21 +288,22 @@ static void a_deleted_consumer_resumes_where_it_was(void **state)
     assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", pull_env), 0);
     assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w", 10000));
-    publish_jobs(&env, 0, 2, NULL);
-    publish_jobs(&env, 2, 3, "fail"); /* poison: fails twice, then it is a dead letter */
-    publish_jobs(&env, 3, 5, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 2, NULL), 0);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 2, 3, "fail"),
+                     0); /* poison: fails twice, then it is a dead letter */
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 3, 5, NULL), 0);
     int last = 4;
     assert_true(gf_fnenv_eventually(completed, &env, &last, 10000));
-    assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 15000));
+    assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 15000));
     read_counts(&env, &c);
     assert_int_equal(c.starts[2], 2);
     gf_clock_sleep_ms(2500); /* the worker has looked at the settled consumer since */
 
     assert_int_equal(js_DeleteConsumer(env.js, "TEST_JOBS", "worker", NULL, NULL), NATS_OK);
-    publish_jobs(&env, 5, 6, NULL);
+    assert_int_equal(gf_fnenv_publish_jobs(&env, 5, 6, NULL), 0);
     last = 5;
     assert_true(gf_fnenv_eventually(completed, &env, &last, 15000));
-    assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
+    assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 10000));
     gf_clock_sleep_ms(2500);
     read_counts(&env, &c);
     for (int i = 0; i < 6; i++) {

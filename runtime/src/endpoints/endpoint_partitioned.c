@@ -246,7 +246,8 @@ static bool any_running(const part_group *g)
 
 static void *coordinator_thread(void *arg)
 {
-    part_group *g = arg;
+    gf__endpoint_run *run = arg;
+    part_group *g = run->state;
     const atomic_int *stop = g->run->host->stop;
     int64_t next_heartbeat = 0, next_rebalance = 0, cycle = g->ttl_ms / 4;
     bool listed = false; /* the member list has been read at least once */
@@ -277,7 +278,7 @@ static void *coordinator_thread(void *arg)
         gf_clock_sleep_ms(10);
     }
     heartbeat(g, true);
-    atomic_store(&g->coordinator_done, 1);
+    atomic_store(&run->thread_done, 1);
     return NULL;
 }
 
@@ -374,9 +375,8 @@ static gf_err partitioned_start(gf__endpoint_run *run)
         return GF_ERR_NOMEM;
     run->state = g;
     gf_err err = group_init(run, cc, g);
-    if (err == GF_OK && pthread_create(&g->coordinator, NULL, coordinator_thread, g) != 0)
-        err = GF_ERR_NOMEM;
-    g->coordinator_started = err == GF_OK;
+    if (err == GF_OK)
+        err = gf__endpoint_thread_start(run, coordinator_thread);
     if (err == GF_OK)
         gf_log_info("partitioned consumer started",
                     "endpoint=%s group=%s/%s partitions=%u "
@@ -389,15 +389,8 @@ static gf_err partitioned_start(gf__endpoint_run *run)
 static bool partitioned_stop(gf__endpoint_run *run, int64_t deadline_ms)
 {
     part_group *g = run->state;
-    if (!g)
-        return true;
-    if (g->coordinator_started) {
-        while (!atomic_load(&g->coordinator_done) && gf_clock_mono_ms() < deadline_ms)
-            gf_clock_sleep_ms(10);
-        if (!atomic_load(&g->coordinator_done))
-            return false; /* a handler is still running: leave everything to it */
-        pthread_join(g->coordinator, NULL);
-    }
+    if (!gf__endpoint_thread_join(run, deadline_ms))
+        return false; /* a handler is still running: leave everything to it */
     group_free(g);
     run->state = NULL;
     return true;

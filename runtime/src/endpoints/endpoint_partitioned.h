@@ -70,9 +70,6 @@ typedef struct part_group {
     gf__members members; /* coordinator only: the member list as last written */
     char *members_text;  /* coordinator only: its encoding buffer */
     bool hungry;         /* coordinator only: below target after the last rebalance */
-    pthread_t coordinator;
-    bool coordinator_started;
-    atomic_int coordinator_done;
 } part_group;
 
 /* The worker thread of one tenure (endpoint_partitioned_worker.c): runs on_acquire,
