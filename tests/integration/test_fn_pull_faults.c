@@ -314,6 +314,15 @@ static void a_deleted_consumer_resumes_where_it_was(void **state)
     }
     assert_true(log_has(&w, "recreated from the last known position"));
     assert_true(gf_fnenv_stop(&w, 15000));
+
+    /* Deleted while no instance runs, nobody knows the position: the next start creates it
+     * from config (deliver all), and says loudly that the stored messages come again. */
+    assert_int_equal(js_DeleteConsumer(env.js, "TEST_JOBS", "worker", NULL, NULL), NATS_OK);
+    gf_proc w2 = {0};
+    assert_int_equal(gf_fnenv_spawn(&env, &w2, WORKER, "w2", pull_env), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w2", 10000));
+    assert_true(log_has(&w2, "consumer created with deliver=all on a stream that holds messages"));
+    assert_true(gf_fnenv_stop(&w2, 15000));
     gf_fnenv_free(&env);
 }
 

@@ -24,7 +24,7 @@
  *  - A consumer that disappeared while a function ran is recreated by the endpoint from
  *    the position it last saw (gf__provision_consumer_at: deliver by_start_sequence),
  *    never from the start of a stream it has already worked through. The compare then
- *    treats by_start_sequence on the server as the configured `all`.
+ *    accepts by_start_sequence on the server for any configured deliver policy.
  */
 #include "gamefn/provision.h"
 
@@ -137,10 +137,9 @@ static void consumer_compare(const jsConsumerInfo *ci, const jsConsumerConfig *w
         gf__prov_diff_add(d, false, "ack_policy", gf__prov_ack_name(s->AckPolicy),
                           gf__prov_ack_name(w->AckPolicy));
     /* A consumer the runtime recreated from a known position (by_start_sequence) stands
-     * for one configured to deliver all: it is the same consumer, minus the history it
-     * had already handled (gf__provision_consumer_at). */
-    bool recreated =
-        s->DeliverPolicy == js_DeliverByStartSequence && w->DeliverPolicy == js_DeliverAll;
+     * for the configured one, whatever its deliver policy: it is the same consumer, minus
+     * the history it had already handled (gf__provision_consumer_at). */
+    bool recreated = s->DeliverPolicy == js_DeliverByStartSequence;
     if (s->DeliverPolicy != w->DeliverPolicy && !recreated)
         gf__prov_diff_add(d, false, "deliver_policy", gf__prov_deliver_name(s->DeliverPolicy),
                           gf__prov_deliver_name(w->DeliverPolicy));
