@@ -160,7 +160,7 @@ typedef struct gf_runtime_config {
     int64_t max_in_flight;    /* pull endpoints: handlers running at once per endpoint */
     int64_t fetch_batch;      /* pull consumers: messages per fetch */
     int64_t fetch_expiry_ms;  /* pull consumers: how long one fetch waits */
-    int64_t heartbeat_ms;     /* pull consumers: idle heartbeat asked of the server */
+    int64_t heartbeat_ms;     /* not used with nats.c 3.4.1 (docs/NATS-FACTS.md §3) */
 } gf_runtime_config;
 
 typedef enum gf_retention {

@@ -246,8 +246,8 @@ static const gf_cfg_field runtime_rows[] = {
      .def = "1s",
      .min = 0,
      .max = MS_M,
-     .help = "pull consumers: idle heartbeat asked of the server (0 = none; at most half of "
-             "fetch_expiry)"},
+     .help = "not used with nats.c 3.4.1, whose heartbeat timer misfires (a long poll is "
+             "bounded by fetch_expiry instead); at most half of fetch_expiry"},
 };
 
 static const gf_cfg_table runtime_table = {"runtime", sizeof(gf_runtime_config), runtime_rows,

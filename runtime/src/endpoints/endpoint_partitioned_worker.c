@@ -245,7 +245,7 @@ static void loop(tenure *t)
             continue;
         }
         natsMsgList list = {0};
-        natsStatus s = gf__pull_fetch(b->sub, &list, t->g->batch, poll, rc->heartbeat_ms);
+        natsStatus s = gf__pull_fetch(b->sub, &list, t->g->batch, poll);
         bool ended = false;
         if (s == NATS_OK) {
             errors = 0;

@@ -192,7 +192,7 @@ static void *fetcher_thread(void *arg)
         if (want == 0)
             continue;
         natsMsgList list = {0};
-        natsStatus s = gf__pull_fetch(b->sub, &list, want, rc->fetch_expiry_ms, rc->heartbeat_ms);
+        natsStatus s = gf__pull_fetch(b->sub, &list, want, rc->fetch_expiry_ms);
         bool rebind = false;
         if (s == NATS_OK) {
             errors = 0;

@@ -21,9 +21,9 @@
  *   Recreating from a stale position replays a bounded, logged window (at-least-once;
  *   handlers are idempotent); it never skips an unresolved message.
  * - Fetching is two-step because of nats.c 3.4.1 (docs/NATS-FACTS.md §3): a NoWait request
- *   takes whatever is ready; only when nothing is does a long poll (expiry + idle
- *   heartbeat) wait for one message, so latency stays low without busy polling. A NoWait
- *   request without an expiry returns as soon as nothing is queued locally, so the server's
+ *   takes whatever is ready; only when nothing is does a long poll (with an expiry, no idle
+ *   heartbeat: see gf__pull_fetch) wait for one message, so latency stays low without busy polling.
+ * A NoWait request without an expiry returns as soon as nothing is queued locally, so the server's
  *   answer can land after the fetch returned — a message delivered but never handled until
  *   its ack wait runs out. With an expiry, the fetch waits for the server's "404 no
  *   messages" that ends a NoWait request, so every message the request produced is in the
@@ -293,8 +293,7 @@ void gf__pull_unbind(gf__pull_binding *b)
     b->sub = NULL;
 }
 
-natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms,
-                          int64_t heartbeat_ms)
+natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms)
 {
     jsFetchRequest req;
     jsFetchRequest_Init(&req);
@@ -309,18 +308,12 @@ natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, i
         return NATS_TIMEOUT;
 
     /* Nothing ready: long-poll for one message (a full batch would wait the whole
-     * expiry when fewer arrive), with idle heartbeats to notice a dead server. */
+     * expiry when fewer arrive). */
     jsFetchRequest_Init(&req);
     req.Batch = 1;
     req.Expires = poll_ms * 1000000LL;
-    if (heartbeat_ms > 0 && heartbeat_ms * 2 <= poll_ms)
-        req.Heartbeat = heartbeat_ms * 1000000LL;
     s = natsSubscription_FetchRequest(list, sub, &req);
-    /* nats.c 3.4.1 arms its missed-heartbeat timer with twice the interval on a
-     * subscription's first fetch but with the interval itself on every later one, so a
-     * heartbeat that arrives a little late is reported as missed. The poll is over
-     * either way: poll again, it is no error. */
-    return s == NATS_NOT_FOUND || s == NATS_MISSED_HEARTBEAT ? NATS_TIMEOUT : s;
+    return s == NATS_NOT_FOUND ? NATS_TIMEOUT : s;
 }
 
 void gf__pull_msg(natsMsg *m, gf_msg *out)

@@ -84,11 +84,13 @@ void gf__pull_acked(gf__pull_binding *b, uint64_t seq);
 void gf__pull_unbind(gf__pull_binding *b);
 
 /* Up to `batch` messages. A NoWait request takes what is ready; only when nothing is,
- * a long poll of poll_ms (0: none) with idle heartbeats waits for one message. Returns
- * NATS_OK with at least one message, NATS_TIMEOUT with none, or an error. Every request
- * carries an expiry, so none is left open at the server when this returns. */
-natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms,
-                          int64_t heartbeat_ms);
+ * a long poll of poll_ms (0: none) waits for one message. Returns NATS_OK with at least
+ * one message, NATS_TIMEOUT with none, or an error. Every request carries an expiry, so
+ * none is left open at the server when this returns. No idle heartbeat is asked for:
+ * nats.c 3.4.1's heartbeat timer reports heartbeats as missed that were not, and can
+ * fire on a subscription being destroyed (docs/NATS-FACTS.md §3); a poll is bounded by
+ * its expiry instead. */
+natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms);
 
 /* The handler's view of a fetched message (borrowing it). */
 void gf__pull_msg(natsMsg *m, gf_msg *out);
