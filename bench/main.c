@@ -15,13 +15,14 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"raw", gf_bench_raw, "raw JetStream, KV and request/reply rates of a fresh nats-server"},
     {"match", gf_bench_match, "one matchmaking tick over a synthetic pool"},
+    {"partitioned", gf_bench_partitioned, "events/s through a partitioned consumer vs raw"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gamefn-bench <subcommand> [options] [--json]\n\nsubcommands:\n");
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].help);
+        fprintf(f, "  %-12s %s\n", subcommands[i].name, subcommands[i].help);
     fprintf(f, "\n`gamefn-bench <subcommand> --help` lists its options.\n");
 }
 

@@ -189,6 +189,21 @@ static const sem_case semantic[] = {
      "duplicate consumer on this stream: 'w' (first at line 4)"},
     {"jetstream:\n  streams: [{name: KV_b, subjects: [a]}]\n  buckets: [{name: b}]\n", 2, 20,
      "jetstream.streams[0].name", "backing stream of bucket 'b'"},
+    /* partitioned consumer groups */
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: a.x}\n",
+     5, 59, "jetstream.consumers[0].filter_subject", "needs a filter_subject with {partition}"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  consumers:\n"
+     "    - {stream: S, name: g, filter_subject: \"a.{partition}\"}\n",
+     4, 44, "jetstream.consumers[0].filter_subject", "has {partition} but partitions is not set"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  consumers:\n"
+     "    - {stream: S, name: g, partitions: 4, filter_subject: \"a.{partition}\"}\n",
+     4, 7, "jetstream.consumers[0].lease_bucket",
+     "lease bucket is not in jetstream.buckets: 'leases'"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: \"g=1\", partitions: 4, filter_subject: "
+     "\"a.{partition}\"}\n",
+     5, 25, "jetstream.consumers[0].name", "partitioned group name may hold only"},
     /* a consumer on a stream that is not configured */
     {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n    - stream: X\n"
      "      name: w\n",
@@ -301,6 +316,9 @@ static void semantic_boundaries_pass(void **state)
         "  tls: {enabled: true, cert_file: c.pem, key_file: k.pem}\n",
         "nats:\n  credentials: a.creds\n",
         "jetstream:\n  streams: [{name: S, subjects: [a]}]\n  buckets: [{name: S}]\n",
+        "jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+        "  consumers:\n    - {stream: S, name: g, partitions: 100, filter_subject: "
+        "\"a.{partition}.>\"}\n",
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         gf_config *cfg = NULL;
@@ -519,6 +537,28 @@ static void shipped_config_loads(void **state)
     gf_config_free(cfg);
 }
 
+/* A partitioned group expands to one plain consumer per partition. */
+static void partitioned_group_expands(void **state)
+{
+    gf_consumer_config group = {.stream = "EVENTS",
+                                .name = "leaderboard",
+                                .filter_subject = "gamefn.v1.evp.{partition}.>",
+                                .partitions = 16,
+                                .ack_wait_ms = 10000};
+    gf_consumer_config one;
+    gf_partition_names names;
+    assert_int_equal(gf_config_consumer_partition(&group, 7, &one, &names), GF_OK);
+    assert_string_equal(one.name, "leaderboard-p07");
+    assert_string_equal(one.filter_subject, "gamefn.v1.evp.7.>");
+    assert_string_equal(names.lease_key, "part.leaderboard.07");
+    assert_int_equal(one.partitions, 0);
+    assert_int_equal(one.ack_wait_ms, 10000);
+    assert_string_equal(one.stream, "EVENTS");
+    assert_int_equal(gf_config_consumer_partition(&group, 16, &one, &names), GF_ERR_INVALID);
+    group.partitions = 0;
+    assert_int_equal(gf_config_consumer_partition(&group, 0, &one, &names), GF_ERR_INVALID);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +568,7 @@ int main(void)
         cmocka_unit_test_setup(semantic_boundaries_pass, setup),
         cmocka_unit_test_setup(function_section, setup),
         cmocka_unit_test_setup(shipped_config_loads, setup),
+        cmocka_unit_test(partitioned_group_expands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

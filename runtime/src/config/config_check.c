@@ -209,6 +209,12 @@ gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const
                          0);
             goto out;
         }
+        if (c->partitions > 0 && !sorted_has(buckets, js->buckets_len, c->lease_bucket)) {
+            rc = fail_at(w, js_node, "consumers", i, "lease_bucket",
+                         "partitioned group's lease bucket is not in jetstream.buckets:",
+                         c->lease_bucket, 0);
+            goto out;
+        }
         consumers[i] = (cfg_key){c->stream, c->name, i};
     }
     if (gf__cfg_find_duplicate(consumers, js->consumers_len, &first, &dup))

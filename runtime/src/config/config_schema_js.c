@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config_check.h"
 #include "config_schema.h"
@@ -133,6 +134,40 @@ static const gf_cfg_field stream_rows[] = {
 const gf_cfg_table gf__cfg_stream_table = {"stream", sizeof(gf_stream_config), stream_rows,
                                            NROWS(stream_rows), stream_validate};
 
+/* A partitioned group's name becomes a lease key token and, with "-p<NN>", a durable
+ * name; its filter must say where the partition number goes. */
+static bool partitioned_validate(const gf_consumer_config *c, gf_cfg_problem *p)
+{
+    bool placeholder = c->filter_subject && strstr(c->filter_subject, "{partition}");
+    char why[GF_NAME_WHY_MAX];
+    if (c->partitions == 0) {
+        if (placeholder) {
+            p->key = "filter_subject";
+            snprintf(p->text, sizeof(p->text), "has {partition} but partitions is not set");
+            return false;
+        }
+        return true;
+    }
+    if (!gf_name_id_ok(c->name, GF_CFG_GROUP_MAX, why, sizeof why)) {
+        p->key = "name";
+        snprintf(p->text, sizeof(p->text), "partitioned group name %s", why);
+        return false;
+    }
+    if (!placeholder) {
+        p->key = c->filter_subject ? "filter_subject" : "partitions";
+        snprintf(p->text, sizeof(p->text),
+                 "a partitioned group needs a filter_subject with {partition}, e.g. "
+                 "\"gamefn.v1.evp.{partition}.>\"");
+        return false;
+    }
+    if (!gf_name_bucket_ok(c->lease_bucket, why, sizeof why)) {
+        p->key = "lease_bucket";
+        snprintf(p->text, sizeof(p->text), "lease_bucket %s", why);
+        return false;
+    }
+    return true;
+}
+
 static bool consumer_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_consumer_config *c = obj;
@@ -171,7 +206,7 @@ static bool consumer_validate(const void *obj, gf_cfg_problem *p)
                  c->backoff_ms_len, (long long)c->max_deliver);
         return false;
     }
-    return true;
+    return partitioned_validate(c, p);
 }
 
 static const gf_cfg_field consumer_rows[] = {
@@ -235,6 +270,27 @@ static const gf_cfg_field consumer_rows[] = {
      .min = 1,
      .max = 100000,
      .help = "pull requests the server queues"},
+    {.key = "partitions",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_consumer_config, partitions),
+     .def = "0",
+     .min = 0,
+     .max = 100,
+     .help = "0: one consumer; N: a partitioned group of N durables <name>-p00.. (filter_subject "
+             "has {partition}), each owned by one replica at a time"},
+    {.key = "lease_bucket",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_consumer_config, lease_bucket),
+     .def = "leases",
+     .help = "partitioned: KV bucket of the ownership leases part.<name>.<NN> (in "
+             "jetstream.buckets)"},
+    {.key = "lease_ttl",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_consumer_config, lease_ttl_ms),
+     .def = "10s",
+     .min = 1000,
+     .max = 10 * MS_M,
+     .help = "partitioned: a dead owner's partitions move after this; renewed every quarter"},
 };
 
 const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_config), consumer_rows,

@@ -7,7 +7,7 @@
  *   stop flag (which the connect and provisioning loops poll) and wakes the main
  *   thread. No async signal handler runs, so shutdown is ordinary code.
  * - Shutdown order: stop taking new work on every endpoint (drain request and
- *   tick subscriptions, let pull threads finish and ack their batch), then fini,
+ *   tick subscriptions, let pull handlers finish and ack, give partitions back), then fini,
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
  *   bounded by runtime.drain_timeout; a handler still running at the deadline is
  *   abandoned (what that means for its work depends on the kind: a pull message is
