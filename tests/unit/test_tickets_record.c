@@ -60,8 +60,7 @@ static Gamefn__V1__TicketRecord *in_state(int state)
         r = &n.rec;
         break;
     case ST(TIMED_OUT):
-        assert_int_equal(gf_ticket_time_out(r, RS(TTL_EXPIRED), r->expires_unix_ms, &n, &p),
-                         GF_OK);
+        assert_int_equal(gf_ticket_time_out(r, RS(TTL_EXPIRED), r->expires_unix_ms, &n, &p), GF_OK);
         r = &n.rec;
         break;
     }
@@ -96,7 +95,7 @@ static void test_new_record(void **state)
     assert_int_equal(r->created_unix_ms, TK_NOW);
     assert_int_equal(r->queued_unix_ms, TK_NOW);
     assert_int_equal(r->expires_unix_ms, TK_NOW + 5 * 60 * 1000); /* the default TTL */
-    assert_string_equal(r->region, "na");                        /* lowest ping: us-east */
+    assert_string_equal(r->region, "na");                         /* lowest ping: us-east */
     assert_string_equal(r->requested_region, "");
     assert_non_null(r->limits);
     assert_true(r->limits->skill_gap == 50);

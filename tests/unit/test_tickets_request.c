@@ -298,8 +298,8 @@ static void test_validation_table(void **state)
             continue;
         }
         if (err != GF_ERR_INVALID || p.code != C_INVALID || strcmp(p.field, cases[i].field) != 0)
-            fail_msg("%s: err %d code %d field '%s' (%s), want field '%s'", cases[i].name,
-                     (int)err, p.code, p.field, p.message, cases[i].field);
+            fail_msg("%s: err %d code %d field '%s' (%s), want field '%s'", cases[i].name, (int)err,
+                     p.code, p.field, p.message, cases[i].field);
         /* The message starts with the field, for people reading logs. */
         assert_int_equal(strncmp(p.message, p.field, strlen(p.field)), 0);
     }
@@ -349,9 +349,14 @@ static void test_engine_agrees(void **state)
             int dc = gf_match_config_dc_index(&t->cfg, q.r.pings[k]->datacenter);
             pings[np++] = (gf_match_ping){dc < 0 ? 99u : (uint32_t)dc, q.r.pings[k]->ping_ms};
         }
-        mt = (gf_match_ticket){.id = "t", .queue = (uint32_t)qi, .region = GF_MATCH_REGION_AUTO,
-                               .queued_ms = TK_NOW, .players = players,
-                               .players_len = q.r.n_members, .pings = pings, .pings_len = np};
+        mt = (gf_match_ticket){.id = "t",
+                               .queue = (uint32_t)qi,
+                               .region = GF_MATCH_REGION_AUTO,
+                               .queued_ms = TK_NOW,
+                               .players = players,
+                               .players_len = q.r.n_members,
+                               .pings = pings,
+                               .pings_len = np};
         if (gf_match_ticket_check(&t->cfg, &mt, TK_NOW) != GF_MATCH_BAD_NONE)
             engine_refused++;
     }
@@ -384,9 +389,9 @@ static void test_decode(void **state)
         gf_tickets_decode(&gamefn__v1__create_ticket_request__descriptor, NULL, 0, &m, &p), GF_OK);
     assert_non_null(m);
     const gf_mm_tables *t = tk_tables();
-    assert_int_equal(gf_tickets_request_check(&t->cfg, (Gamefn__V1__CreateTicketRequest *)m,
-                                              TK_NOW, &p),
-                     GF_ERR_INVALID);
+    assert_int_equal(
+        gf_tickets_request_check(&t->cfg, (Gamefn__V1__CreateTicketRequest *)m, TK_NOW, &p),
+        GF_ERR_INVALID);
     assert_string_equal(p.field, "idempotency_key");
     protobuf_c_message_free_unpacked(m, NULL);
 

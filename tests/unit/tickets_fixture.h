@@ -18,11 +18,11 @@
 #include "gamefn/tickets/config.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
-#define TK_NOW       INT64_C(1767225600000)
-#define TK_MEMBERS   20
-#define TK_PINGS     40
-#define TK_ATTRS     20
-#define TK_TEXT      200
+#define TK_NOW     INT64_C(1767225600000)
+#define TK_MEMBERS 20
+#define TK_PINGS   40
+#define TK_ATTRS   20
+#define TK_TEXT    200
 
 typedef struct tk_req {
     Gamefn__V1__CreateTicketRequest r;

@@ -121,8 +121,7 @@ const gf_cfg_table gf_mm_config_table = {
     .validate = mm_validate,
 };
 
-gf_err gf_mm_tables_build(const gf_match_config *src, gf_mm_tables *out, char *why,
-                          size_t why_size)
+gf_err gf_mm_tables_build(const gf_match_config *src, gf_mm_tables *out, char *why, size_t why_size)
 {
     memset(out, 0, sizeof *out);
     if (src->queues_len > GF_MATCH_MAX_QUEUES || src->datacenters_len > GF_MATCH_MAX_DCS) {

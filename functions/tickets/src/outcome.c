@@ -10,8 +10,8 @@
 #define ABORT(x)   GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_##x
 
 static const char *const abort_names[] = {
-    "UNSPECIFIED", "TICKET_CANCELLED", "CLAIM_EXPIRED", "NO_SERVER", "TICKET_LOST",
-    "PUBLISH_UNKNOWN",
+    "UNSPECIFIED", "TICKET_CANCELLED", "CLAIM_EXPIRED",
+    "NO_SERVER",   "TICKET_LOST",      "PUBLISH_UNKNOWN",
 };
 
 static const char *const abort_details[] = {
@@ -62,8 +62,7 @@ gf_err gf_outcome_commit_pack(const char *match_id, Gamefn__V1__Assignment *cons
         if (!gf_tk_streq(assignments[i]->match_id, match_id) ||
             !gf_tk_token_ok(assignments[i]->ticket_id, GF_WIRE_ID_MAX))
             return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "assignments",
-                                     "assignment %zu is not for a ticket of match %s", i,
-                                     match_id);
+                                     "assignment %zu is not for a ticket of match %s", i, match_id);
         for (size_t j = 0; j < i; j++) {
             if (gf_tk_streq(assignments[j]->ticket_id, assignments[i]->ticket_id))
                 return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "assignments",

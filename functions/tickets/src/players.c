@@ -5,8 +5,8 @@
 
 #include "internal.h"
 
-gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now_ms,
-                       uint8_t **buf, size_t *len)
+gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now_ms, uint8_t **buf,
+                       size_t *len)
 {
     *buf = NULL;
     if (!gf_tk_token_ok(player_id, GF_WIRE_ID_MAX) || !gf_tk_token_ok(ticket_id, GF_WIRE_ID_MAX))

@@ -21,10 +21,20 @@ static const char *const state_names[] = {"UNSPECIFIED", "QUEUED",    "CLAIMED",
                                           "ASSIGNED",    "CANCELLED", "TIMED_OUT"};
 
 static const char *const reason_names[] = {
-    "UNSPECIFIED",   "SEARCHING",     "SKILL",         "PING",
-    "NO_COMMON_DATACENTER", "SHAPE", "POPULATION",    "NO_SERVER",
-    "CLAIM_EXPIRED", "MATCH_DROPPED", "CANCELLED_BY_CLIENT", "TTL_EXPIRED",
-    "QUEUE_CLOSED",  "MATCHED",
+    "UNSPECIFIED",
+    "SEARCHING",
+    "SKILL",
+    "PING",
+    "NO_COMMON_DATACENTER",
+    "SHAPE",
+    "POPULATION",
+    "NO_SERVER",
+    "CLAIM_EXPIRED",
+    "MATCH_DROPPED",
+    "CANCELLED_BY_CLIENT",
+    "TTL_EXPIRED",
+    "QUEUE_CLOSED",
+    "MATCHED",
 };
 
 const char *gf_ticket_state_name(int state)
@@ -106,9 +116,9 @@ gf_err gf_ticket_new(const gf_match_config *cfg, const Gamefn__V1__CreateTicketR
         .n_pings = req->n_pings,
         .pings = req->pings,
     };
-    int region = req->region && req->region[0] ? gf_match_config_region_index(cfg, req->region)
-                                               : gf_tickets_default_region(cfg, req->pings,
-                                                                           req->n_pings);
+    int region = req->region && req->region[0]
+                     ? gf_match_config_region_index(cfg, req->region)
+                     : gf_tickets_default_region(cfg, req->pings, req->n_pings);
     if (gf_tk_engine_parts(cfg, &parts, false, players, pings, &t) != GF_OK || region < 0)
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "queue",
                                  "unknown queue, datacenters or region");

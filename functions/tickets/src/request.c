@@ -39,8 +39,8 @@ gf_err gf_tickets_id(const char *idempotency_key, char out[GF_TICKETS_ID_LEN + 1
     out[0] = '\0';
     if (!gf_tk_token_ok(idempotency_key, GF_WIRE_ID_MAX) || sodium_init() < 0)
         return GF_ERR_INVALID;
-    crypto_generichash(h, sizeof h, (const unsigned char *)idempotency_key,
-                       strlen(idempotency_key), NULL, 0);
+    crypto_generichash(h, sizeof h, (const unsigned char *)idempotency_key, strlen(idempotency_key),
+                       NULL, 0);
     sodium_bin2hex(out, GF_TICKETS_ID_LEN + 1, h, sizeof h);
     return GF_OK;
 }
@@ -146,8 +146,7 @@ static gf_err check_members(const gf_match_queue *q, const Gamefn__V1__CreateTic
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "members", "no members");
     if (n > GF_WIRE_PARTY_MAX)
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "members",
-                                 "party too large (%zu players, at most %d)", n,
-                                 GF_WIRE_PARTY_MAX);
+                                 "party too large (%zu players, at most %d)", n, GF_WIRE_PARTY_MAX);
     if (n > (size_t)q->team_size)
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, "members",
                                  "party too large for queue %s (%zu players, team size %lld)",
@@ -194,8 +193,8 @@ static gf_err check_pings(const gf_match_config *cfg, const Gamefn__V1__CreateTi
         if (token_problem(p, field, pg->datacenter, GF_WIRE_NAME_MAX) != GF_OK)
             return GF_ERR_INVALID;
         if (gf_match_config_dc_index(cfg, pg->datacenter) < 0)
-            return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, field,
-                                     "unknown datacenter '%s'", pg->datacenter);
+            return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, field, "unknown datacenter '%s'",
+                                     pg->datacenter);
         for (size_t j = 0; j < i; j++) {
             if (strcmp(req->pings[j]->datacenter, pg->datacenter) == 0)
                 return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, field, "repeats pings[%zu]",

@@ -65,8 +65,9 @@ void gf_ticket_status_of(const Gamefn__V1__TicketRecord *rec, uint64_t revision,
 }
 
 void gf_ticket_status_queued(const Gamefn__V1__TicketRecord *rec, uint64_t revision,
-                             Gamefn__V1__TicketReason reason, const Gamefn__V1__TicketLimits *limits,
-                             uint32_t estimated_wait_ms, int64_t now_ms, gf_ticket_status *out)
+                             Gamefn__V1__TicketReason reason,
+                             const Gamefn__V1__TicketLimits *limits, uint32_t estimated_wait_ms,
+                             int64_t now_ms, gf_ticket_status *out)
 {
     gf_ticket_status_of(rec, revision, NULL, out);
     out->st.reason = reason;

@@ -140,16 +140,7 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
     gf_err err = GF_OK;
 
     memset(res, 0, sizeof *res);
-    for (size_t i = 0; def->streams && def->streams[i]; i++) {
-        const gf_stream_config *sc = gf_config_stream(fn->cfg, def->streams[i]);
-        if (!sc) {
-            snprintf(res->message, sizeof res->message, "stream %s is not in config",
-                     def->streams[i]);
-            return GF_ERR_CONFIG;
-        }
-        if ((err = gf_provision_stream(js, sc, false, res)) != GF_OK)
-            return err;
-    }
+    /* Buckets before streams: a stream may source a bucket's KV_<name> stream. */
     for (size_t i = 0; def->buckets && def->buckets[i]; i++) {
         const gf_bucket_config *bc = gf_config_bucket(fn->cfg, def->buckets[i]);
         if (!bc) {
@@ -158,6 +149,16 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
             return GF_ERR_CONFIG;
         }
         if ((err = gf_provision_bucket(js, bc, false, res)) != GF_OK)
+            return err;
+    }
+    for (size_t i = 0; def->streams && def->streams[i]; i++) {
+        const gf_stream_config *sc = gf_config_stream(fn->cfg, def->streams[i]);
+        if (!sc) {
+            snprintf(res->message, sizeof res->message, "stream %s is not in config",
+                     def->streams[i]);
+            return GF_ERR_CONFIG;
+        }
+        if ((err = gf_provision_stream(js, sc, false, res)) != GF_OK)
             return err;
     }
     for (size_t i = 0; i < def->endpoints_len; i++) {

@@ -31,12 +31,12 @@
 
 /* functions.matcher */
 typedef struct gf_mm_config {
-    int64_t claim_lease_ms;       /* a claim's lease: after it any matcher releases the ticket */
-    int64_t status_interval_ms;   /* QUEUED pushes at most this often per ticket */
-    int64_t wait_half_life_ms;    /* the wait estimator's memory */
-    const char **groups;          /* tick groups this replica takes; empty = every group */
+    int64_t claim_lease_ms;     /* a claim's lease: after it any matcher releases the ticket */
+    int64_t status_interval_ms; /* QUEUED pushes at most this often per ticket */
+    int64_t wait_half_life_ms;  /* the wait estimator's memory */
+    const char **groups;        /* tick groups this replica takes; empty = every group */
     size_t groups_len;
-    gf_match_config matchmaking;  /* the engine's table (docs/MATCHMAKING.md) */
+    gf_match_config matchmaking; /* the engine's table (docs/MATCHMAKING.md) */
 } gf_mm_config;
 
 extern const gf_cfg_table gf_mm_config_table;

@@ -46,8 +46,8 @@ typedef struct gf_players_policy {
     int64_t max_match_ms;     /* > 0; no match lasts longer */
 } gf_players_policy;
 
-gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now_ms,
-                       uint8_t **buf, size_t *len);
+gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now_ms, uint8_t **buf,
+                       size_t *len);
 
 /* Decodes and checks (player_id equal to `key` unless NULL, ticket_id a token). */
 gf_err gf_players_decode(const uint8_t *buf, size_t len, const char *key,

@@ -37,8 +37,9 @@ void gf_ticket_status_of(const Gamefn__V1__TicketRecord *rec, uint64_t revision,
 /* A QUEUED push with the last tick's diagnosis: its reason (SKILL, PING, ...), the
  * ticket's current limits, the remaining wait estimate in ms (0 = none), at now_ms. */
 void gf_ticket_status_queued(const Gamefn__V1__TicketRecord *rec, uint64_t revision,
-                             Gamefn__V1__TicketReason reason, const Gamefn__V1__TicketLimits *limits,
-                             uint32_t estimated_wait_ms, int64_t now_ms, gf_ticket_status *out);
+                             Gamefn__V1__TicketReason reason,
+                             const Gamefn__V1__TicketLimits *limits, uint32_t estimated_wait_ms,
+                             int64_t now_ms, gf_ticket_status *out);
 
 /* Packs out->st into a malloc'd buffer (caller frees). GF_ERR_NOMEM. */
 gf_err gf_ticket_status_pack(const gf_ticket_status *s, uint8_t **buf, size_t *len);
