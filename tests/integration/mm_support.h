@@ -65,4 +65,32 @@ bool mm_pushes_wait(mm_pushes *p, const char *id, int state, int reason, int tim
 size_t mm_pushes_count(mm_pushes *p, const char *id);
 void mm_pushes_free(mm_pushes *p);
 
+/* A fake allocator for tests without the allocator function: a durable pull consumer on
+ * MATCHES; each Match is fenced (every ticket still CLAIMED by it), committed
+ * (matches/<id> = COMMITTED, server "gs-test") and its tickets written ASSIGNED; a match
+ * that fails the fence is aborted (TICKET_LOST) and its other tickets released. */
+typedef struct mm_alloc mm_alloc;
+mm_alloc *mm_alloc_start(gf_fnenv *env);
+/* Handles what arrives within wait_ms; returns the matches committed. */
+int mm_alloc_step(mm_alloc *a, int wait_ms);
+long long mm_alloc_committed(const mm_alloc *a);
+long long mm_alloc_aborted(const mm_alloc *a);
+void mm_alloc_free(mm_alloc *a);
+
+/* The invariants, recomputed from the AUDIT_* mirrors (waits until they caught up with
+ * the buckets): every revision of every ticket, every match outcome. */
+typedef struct mm_audit {
+    size_t tickets, revisions;
+    size_t double_claims;   /* CLAIMED by a second match without a return in between */
+    size_t returns_dropped; /* CLAIMED -> QUEUED, MATCH_DROPPED (rollbacks, aborted matches) */
+    size_t returns_expired; /* CLAIMED -> QUEUED, CLAIM_EXPIRED */
+    size_t assigned;        /* tickets whose last state is ASSIGNED */
+    size_t assigned_twice;  /* ASSIGNED by two different matches */
+    size_t committed, aborted_expired, aborted_cancelled, aborted_other;
+    size_t half_assigned; /* a committed match's ticket that did not end ASSIGNED by it */
+    size_t live_players;  /* players records that name a ticket */
+} mm_audit;
+void mm_audit_run(gf_fnenv *env, mm_audit *out);
+void mm_audit_print(const mm_audit *a);
+
 #endif
