@@ -9,6 +9,7 @@
 
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/record.h"
+#include "gamefn/clock.h"
 #include "mm_support.h"
 
 #define ST(x) GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
@@ -58,7 +59,7 @@ static uint64_t caught_up(gf_fnenv *env, const char *audit, const char *bucket, 
         jsStreamInfo_Destroy(b);
         if (la >= lb)
             return la;
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
     fail_msg("%s did not catch up with %s", audit, kv);
     return 0;

@@ -1,4 +1,5 @@
 /* mm_support.c — see mm_support.h. */
+#include "gamefn/clock.h"
 #include "mm_support.h"
 
 #include <setjmp.h>

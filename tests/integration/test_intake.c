@@ -231,7 +231,7 @@ static void test_players_records(void **state)
     assert_string_equal(field, "members[0].player_id");
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), seq);
     /* After the grace (2 s in this config) the record is stale and replaced. */
-    gf_fnenv_sleep_ms(2100);
+    gf_clock_sleep_ms(2100);
     assert_int_equal(mm_create(&f->env, &t, &r, NULL, 0), 0);
     gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
 }

@@ -58,10 +58,10 @@ static bool until_state(gf_fnenv *env, mm_alloc *a, const char *id, int state, i
         if (a)
             mm_alloc_step(a, 50);
         else
-            gf_fnenv_sleep_ms(50);
+            gf_clock_sleep_ms(50);
         if (mm_state(env, id) == state)
             return true;
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
     return false;
 }
@@ -109,7 +109,7 @@ static void test_match_and_assign(void **state)
     /* The lonely 2v2 ticket: QUEUED pushes with the engine's reason and its limits. */
     assert_true(mm_pushes_wait(pushes, lone, ST(QUEUED), RS(POPULATION), 5000));
     size_t n1 = mm_pushes_count(pushes, lone);
-    gf_fnenv_sleep_ms(1200);
+    gf_clock_sleep_ms(1200);
     size_t n2 = mm_pushes_count(pushes, lone);
     assert_true(n2 > n1);      /* periodic... */
     assert_true(n2 - n1 <= 4); /* ...at most every status_interval (ticks are 100 ms) */
@@ -213,7 +213,7 @@ static void test_replicas_race(void **state)
             snprintf(who, sizeof who, "r%d-%zu", round, i);
             create(&env, "pair", who, 1500, ids[i], sizeof ids[i]);
         }
-        gf_fnenv_sleep_ms(300); /* both mirrors hold them */
+        gf_clock_sleep_ms(300); /* both mirrors hold them */
         for (int k = 0; k < 4; k++)
             tick(&env, "pair", 1 + k); /* the queue group gives them to both matchers */
         assert_true(all_assigned(&env, alloc, ids, N, "pair", 20000));
@@ -247,7 +247,7 @@ static void test_sigkill_between_claims(void **state)
         snprintf(who, sizeof who, "k-%zu", i);
         create(&env, "duel", who, 1500, ids[i], sizeof ids[i]);
     }
-    gf_fnenv_sleep_ms(500);
+    gf_clock_sleep_ms(500);
     uint64_t seq0 = mm_bucket_seq(&env, "tickets");
     tick(&env, "duel", 1);
     int64_t deadline = gf_clock_mono_ms() + 10000;
@@ -295,14 +295,14 @@ static void test_resync_after_restart(void **state)
     assert_true(until_state(&env, alloc, b, ST(ASSIGNED), 10000));
 
     assert_int_equal(gf_natsd_restart(env.natsd), 0);
-    gf_fnenv_sleep_ms(1500);       /* clients reconnect (100..500 ms backoff) */
+    gf_clock_sleep_ms(1500);       /* clients reconnect (100..500 ms backoff) */
     for (int i = 0; i < 50; i++) { /* intake answers again */
         Gamefn__V1__TicketStatus *st = NULL;
         if (mm_get(&env, a, &st) == 0) {
             gamefn__v1__ticket_status__free_unpacked(st, NULL);
             break;
         }
-        gf_fnenv_sleep_ms(200);
+        gf_clock_sleep_ms(200);
     }
     create(&env, "duel", "tim", 1500, c, sizeof c);
     create(&env, "duel", "tia", 1500, d, sizeof d);
@@ -340,7 +340,7 @@ static void test_cancel_races_claim(void **state)
         snprintf(who, sizeof who, "cb-%d", i);
         create(&env, "duel", who, 1500, b[i], sizeof b[i]);
         rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
-        gf_fnenv_sleep_ms((int)(rnd % 250));
+        gf_clock_sleep_ms((int)(rnd % 250));
         if (i % 2)
             mm_alloc_step(alloc, 10); /* sometimes the allocator commits first */
         Gamefn__V1__TicketStatus *st = NULL;

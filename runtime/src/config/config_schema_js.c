@@ -15,6 +15,7 @@
 #include "config_check.h"
 #include "config_schema.h"
 #include "gamefn/config.h"
+#include "gamefn/names.h"
 
 /* ---- jetstream ---------------------------------------------------------- */
 
@@ -34,8 +35,8 @@ static const gf_cfg_enum_value deliver_names[] = {
 static bool stream_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_stream_config *s = obj;
-    const char *why = gf__cfg_check_name(s->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(s->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
@@ -45,10 +46,11 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "a mirror has no subjects or sources of its own");
         return false;
     }
-    if (s->mirror &&
-        ((why = gf__cfg_check_name(s->mirror)) != NULL || !strcmp(s->mirror, s->name))) {
+    if (s->mirror && (!gf_name_asset_ok(s->mirror, why, sizeof why) ||
+                      (strcmp(s->mirror, s->name) == 0 &&
+                       snprintf(why, sizeof why, "is the stream itself") > 0))) {
         p->key = "mirror";
-        snprintf(p->text, sizeof(p->text), "%s", why ? why : "is the stream itself");
+        snprintf(p->text, sizeof(p->text), "%s", why);
         return false;
     }
     if (!s->mirror && s->subjects_len == 0 && s->sources_len == 0) {
@@ -57,11 +59,11 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
         return false;
     }
     for (size_t i = 0; i < s->sources_len; i++) {
-        if ((why = gf__cfg_check_name(s->sources[i])) != NULL ||
-            strcmp(s->sources[i], s->name) == 0) {
+        if (!gf_name_asset_ok(s->sources[i], why, sizeof why) ||
+            (strcmp(s->sources[i], s->name) == 0 &&
+             snprintf(why, sizeof why, "is the stream itself") > 0)) {
             p->key = "sources";
-            snprintf(p->text, sizeof(p->text), "entry %zu %s", i,
-                     why ? why : "is the stream itself");
+            snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
             return false;
         }
         for (size_t j = 0; j < i; j++) {
@@ -73,7 +75,7 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
         }
     }
     for (size_t i = 0; i < s->subjects_len; i++) {
-        if ((why = gf__cfg_check_subject(s->subjects[i])) != NULL) {
+        if (!gf_name_subject_ok(s->subjects[i], true, why, sizeof why)) {
             p->key = "subjects";
             snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
             return false;
@@ -92,7 +94,7 @@ static const gf_cfg_field stream_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_stream_config, name),
      .required = true,
-     .help = "stream name (no spaces, '.', '*', '>', '/', '\\')"},
+     .help = "stream name, up to 255 bytes (no spaces, '.', '*', '>', '/', '\\')"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_stream_config, description),
@@ -180,18 +182,18 @@ const gf_cfg_table gf__cfg_stream_table = {"stream", sizeof(gf_stream_config), s
 static bool consumer_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_consumer_config *c = obj;
-    const char *why = gf__cfg_check_name(c->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "consumer name %s", why);
         return false;
     }
-    if ((why = gf__cfg_check_name(c->stream)) != NULL) {
+    if (!gf_name_asset_ok(c->stream, why, sizeof why)) {
         p->key = "stream";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
-    if (c->filter_subject && (why = gf__cfg_check_subject(c->filter_subject)) != NULL) {
+    if (c->filter_subject && !gf_name_subject_ok(c->filter_subject, true, why, sizeof why)) {
         p->key = "filter_subject";
         snprintf(p->text, sizeof(p->text), "filter_subject %s", why);
         return false;
@@ -228,7 +230,7 @@ static const gf_cfg_field consumer_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_consumer_config, name),
      .required = true,
-     .help = "durable name, unique per stream"},
+     .help = "durable name, unique per stream (the rules of stream names)"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_consumer_config, description),
@@ -287,8 +289,8 @@ const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_conf
 static bool bucket_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_bucket_config *b = obj;
-    const char *why = gf__cfg_check_bucket_name(b->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_bucket_ok(b->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "bucket name %s", why);
         return false;
@@ -301,7 +303,7 @@ static const gf_cfg_field bucket_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_bucket_config, name),
      .required = true,
-     .help = "bucket name ([A-Za-z0-9_-]); backed by stream KV_<name>"},
+     .help = "bucket name ([A-Za-z0-9_-], up to 252 bytes); backed by stream KV_<name>"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_bucket_config, description),
