@@ -4,8 +4,10 @@
  * Design notes: every write is a compare-and-set, and every step can be retried: a
  * players record that already names this ticket id is this request's own (an earlier
  * attempt of the same idempotency key), and a ticket that exists is answered as a
- * replay. So a client that retries after a timeout converges on one ticket, and two
- * requests racing under one key (or for one player) end with one ticket and one
+ * replay. A new ticket costs two writes and no read: the existing ticket is only read
+ * when its create finds one (then the players records this request made are removed
+ * again, since they belong to no new ticket). So a client that retries after a timeout converges on
+ * one ticket, and two requests racing under one key (or for one player) end with one ticket and one
  * players record, whichever order their writes land in.
  */
 #include <stdio.h>
@@ -222,8 +224,10 @@ static gf_err write_ticket(create_ctx *c)
         .kind = GF_MM_CREATE, .bucket = GF_MM_TICKETS, .key = c->id, .data = buf, .len = len};
     err = gf_mmstore_write(c->in->store, &op);
     free(buf);
-    if (err == GF_ERR_CONFLICT) /* the same key raced us, and won */
+    if (err == GF_ERR_CONFLICT) { /* a ticket exists under this key: a retry, or a race */
+        rollback_players(c);      /* records made now belong to no new ticket */
         return answer_existing(c);
+    }
     if (err != GF_OK)
         return intake_fail_store(c->reply, err, "creating the ticket");
     gf_mmstore_push_record(c->in->store, &next.rec, op.rev, NULL);
@@ -246,9 +250,6 @@ gf_err intake_create(intake_state *in, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     gf_tickets_id(c.req->idempotency_key, id);
-    if ((err = answer_existing(&c)) != GF_ERR_NOT_FOUND)
-        goto out;
-    err = GF_OK;
     switch (hold_players(&c)) {
     case PLAYERS_REPLIED:
         goto out;

@@ -5,15 +5,15 @@
  *
  * Create, in order (docs/PROTOCOL.md §6 says what a client sees):
  *   1. decode and validate (typed errors naming the field; the engine's own check);
- *   2. ticket_id = BLAKE2b-128 of the idempotency key; if tickets/<id> exists, this is a
- *      retry: the same request gets the ticket back (replayed), another request under
- *      the same key FAILED_PRECONDITION;
- *   3. players/<player_id> created (create-if-absent) for every member. A record that
- *      names a live ticket makes the reply that ticket's status (replayed); one whose
- *      ticket is still being created is CONFLICT (retry after retry_after_ms); a stale
- *      one is replaced by compare-and-set. Records this request created are removed
- *      again if it stops there;
- *   4. tickets/<id> created QUEUED; the status is pushed and returned.
+ *   2. ticket_id = BLAKE2b-128 of the idempotency key;
+ *   3. players/<player_id> created (create-if-absent) for every member. A record naming
+ *      this ticket id is this request's own (a retry). A record that names a live
+ *      ticket makes the reply that ticket's status (replayed); one whose ticket is still
+ *      being created is CONFLICT (retry after retry_after_ms); a stale one is replaced
+ *      by compare-and-set. Records this request created are removed again if it stops;
+ *   4. tickets/<id> created QUEUED; the status is pushed and returned. If the create
+ *      finds a ticket, this is a retry: the same request gets that ticket back
+ *      (replayed), another request under the same key FAILED_PRECONDITION.
  * A write whose outcome is unknown (timeout, NATS away) answers UNAVAILABLE: the client
  * retries with the same key and every step above is idempotent (records naming this
  * ticket id count as this request's own).
