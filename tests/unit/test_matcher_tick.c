@@ -45,10 +45,10 @@ static struct {
     size_t nrefs;
     written ops[64];
     size_t nops;
-    const char *conflict_key;      /* a ticket whose claim loses */
-    gf_err publish_err;            /* result of every PUBLISH */
-    int outcome_state;             /* what gf_mmstore_abort_match finds */
-    Gamefn__V1__Assignment *asg;   /* the COMMITTED outcome's assignment (one ticket) */
+    const char *conflict_key;    /* a ticket whose claim loses */
+    gf_err publish_err;          /* result of every PUBLISH */
+    int outcome_state;           /* what gf_mmstore_abort_match finds */
+    Gamefn__V1__Assignment *asg; /* the COMMITTED outcome's assignment (one ticket) */
     int aborts, abort_reason, cleared, pushes;
     uint64_t next_rev;
 } fx;
@@ -113,12 +113,11 @@ gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_rea
     if (fx.outcome_state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
         fx.asg->match_id = (char *)(uintptr_t)match_id;
         Gamefn__V1__Assignment *const one[] = {fx.asg};
-        assert_int_equal(gf_outcome_commit_pack(match_id, one, 1, "alloc", now_ms, &buf, &len,
-                                                NULL),
-                         GF_OK);
+        assert_int_equal(
+            gf_outcome_commit_pack(match_id, one, 1, "alloc", now_ms, &buf, &len, NULL), GF_OK);
     } else {
-        assert_int_equal(gf_outcome_abort_pack(match_id, abort_reason, ticket_id, NULL,
-                                               decided_by, now_ms, &buf, &len, NULL),
+        assert_int_equal(gf_outcome_abort_pack(match_id, abort_reason, ticket_id, NULL, decided_by,
+                                               now_ms, &buf, &len, NULL),
                          GF_OK);
     }
     gf_err err = gf_outcome_decode(buf, len, match_id, out, NULL);
@@ -136,8 +135,8 @@ void gf_mmstore_push(gf_mmstore *s, const char *ticket_id, const void *data, siz
     fx.pushes++;
 }
 
-void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec,
-                            uint64_t revision, const char *note)
+void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, uint64_t revision,
+                            const char *note)
 {
     fx.pushes++;
 }
@@ -158,9 +157,9 @@ static int setup(void **state)
     gf_config_error err;
     char why[256];
     m = calloc(1, sizeof *m);
-    assert_int_equal(gf_config_parse_table("t", yaml, strlen(yaml), &gf_mm_config_table, &mm,
-                                           &arena, &err),
-                     GF_OK);
+    assert_int_equal(
+        gf_config_parse_table("t", yaml, strlen(yaml), &gf_mm_config_table, &mm, &arena, &err),
+        GF_OK);
     m->cfg = &mm;
     m->instance_id = "matcher-t";
     assert_int_equal(gf_mm_tables_build(&mm.matchmaking, &m->tables, why, sizeof why), GF_OK);
@@ -339,7 +338,8 @@ static void test_publish_unknown(void **state)
         /* Aborted: both claims released. Committed: the allocator has it, nothing undone. */
         assert_int_equal(count_kind(GF_MM_UPDATE), committed ? 2 : 4);
         if (!committed) {
-            Gamefn__V1__TicketRecord *r = decoded(op_for(fx.refs[1]->rec->ticket_id, GF_MM_UPDATE, 1));
+            Gamefn__V1__TicketRecord *r =
+                decoded(op_for(fx.refs[1]->rec->ticket_id, GF_MM_UPDATE, 1));
             assert_int_equal(r->reason, RS(MATCH_DROPPED));
             gf_ticket_free(r);
         }
