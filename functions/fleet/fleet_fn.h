@@ -52,7 +52,7 @@ typedef struct fleet_state {
 } fleet_state;
 
 /* The keys to hand out at `now` (retired ones left out), current first: fills ptrs. */
-size_t fleet_keys_current(const fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs);
+size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs);
 
 /* Fills a reply's error from a problem (the wire code is always explicit, so the
  * message reads "<field>: <what>"). Returns p->err. */

@@ -74,12 +74,12 @@ static gf_err store_failed(gf_reply *reply, gf_err err, const fleet_problem *p, 
                   err == GF_ERR_CONFLICT ? "record busy; retry" : "fleet store unavailable; retry");
 }
 
-size_t fleet_keys_current(const fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs)
+size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs)
 {
     size_t n = 0;
     for (size_t i = 0; i < st->n_keys; i++)
         if (st->keys[i].not_after_unix_ms == 0 || now_unix_ms < st->keys[i].not_after_unix_ms)
-            ptrs[n++] = (Gamefn__V1__JoinKey *)&st->wire_keys[i];
+            ptrs[n++] = &st->wire_keys[i];
     return n;
 }
 

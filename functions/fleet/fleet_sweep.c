@@ -152,7 +152,7 @@ static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fle
 
 /* One late allocation: committed (remember it), or aborted now or before (free the
  * server). Returns the tag to remember, or NULL. */
-static char *settle_late(fleet_state *st, const late_item *it)
+static char *settle_late(fleet_state *st, late_item *it)
 {
     char tag[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 2];
     snprintf(tag, sizeof tag, "%s %s", it->key, it->match_id);
@@ -169,7 +169,7 @@ static char *settle_late(fleet_state *st, const late_item *it)
         return strdup(tag);
     fleet_problem p = {0};
     fleet_written w = {0};
-    err = fleet_store_change(st->fleet_kv, it->key, change_release, (void *)it->match_id, &w, &p);
+    err = fleet_store_change(st->fleet_kv, it->key, change_release, it->match_id, &w, &p);
     if (err == GF_OK) {
         fleet_mirror_note(st->mirror, it->key, w.revision, w.data, w.len);
         gf_log_warn("abandoned allocation aborted: server free again", "server=%s match=%s",

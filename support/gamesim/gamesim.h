@@ -63,8 +63,8 @@ typedef struct gf_gamesim_opts {
 
 typedef struct gf_gamesim_stats {
     uint64_t registers, heartbeats, heartbeat_failures;
-    uint64_t allocations;      /* allocations noticed */
-    uint64_t games_finished;   /* game over reported and accepted */
+    uint64_t allocations;    /* allocations noticed */
+    uint64_t games_finished; /* game over reported and accepted */
     uint64_t tokens_ok, tokens_bad;
     uint64_t allocations_gone; /* allocation withdrawn before its tokens came (aborted) */
     uint64_t scale_requests, started, woken, hibernated, hibernate_refused;

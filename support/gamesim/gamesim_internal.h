@@ -44,10 +44,10 @@ typedef struct sim_server {
     char match_id[GF_WIRE_ID_MAX + 1]; /* "" = no match */
     int64_t allocated_unix_ms;         /* the record's, for ordering replies and updates */
     sim_ids tickets, players, joined;
-    int64_t collect_until;   /* mono ms: tokens expected by then */
-    int64_t next_collect;    /* mono ms */
+    int64_t collect_until; /* mono ms: tokens expected by then */
+    int64_t next_collect;  /* mono ms */
     bool playing, finishing, gone;
-    int64_t play_until;      /* mono ms */
+    int64_t play_until; /* mono ms */
     char last_finished[GF_WIRE_ID_MAX + 1];
 } sim_server;
 

@@ -30,8 +30,7 @@ gf_err gf__sim_call(gf_gamesim *s, const char *subject, const ProtobufCMessage *
         return GF_ERR_INVALID;
     protobuf_c_message_pack(req, buf);
     natsMsg *reply = NULL;
-    natsStatus st =
-        natsConnection_Request(&reply, s->nc, subject, buf, (int)len, CALL_TIMEOUT_MS);
+    natsStatus st = natsConnection_Request(&reply, s->nc, subject, buf, (int)len, CALL_TIMEOUT_MS);
     if (st != NATS_OK)
         return st == NATS_TIMEOUT ? GF_ERR_TIMEOUT : GF_ERR_UNAVAILABLE;
     const char *code = NULL, *text = NULL;
@@ -62,9 +61,9 @@ static void do_register(gf_gamesim *s, sim_server *sv)
     r.capacity = s->o.capacity;
     r.version = "gamesim";
     Gamefn__V1__RegisterServerReply *rep = NULL;
-    gf_err err = gf__sim_call(s, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base,
-                              &gamefn__v1__register_server_reply__descriptor,
-                              (ProtobufCMessage **)&rep);
+    gf_err err =
+        gf__sim_call(s, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base,
+                     &gamefn__v1__register_server_reply__descriptor, (ProtobufCMessage **)&rep);
     int64_t now = gf_clock_mono_ms();
     pthread_mutex_lock(&s->lock);
     if (err != GF_OK) {
@@ -141,8 +140,8 @@ static ticket_view read_ticket(gf_gamesim *s, const char *ticket_id, const char 
     *out = NULL;
     if (kvStore_Get(&e, s->tickets, ticket_id) != NATS_OK)
         return T_WAIT;
-    Gamefn__V1__TicketRecord *t = gamefn__v1__ticket_record__unpack(
-        NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
+    Gamefn__V1__TicketRecord *t =
+        gamefn__v1__ticket_record__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
     kvEntry_Destroy(e);
     ticket_view v = T_GONE;
     if (t && t->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED && t->assignment &&
@@ -175,8 +174,8 @@ static void do_collect(gf_gamesim *s, sim_server *sv, const char *match, sim_ids
                 const Gamefn__V1__JoinToken *t = got[i]->assignment->tokens[k];
                 gf_err err = gf_gamesim_join(s, sv->id, t->player_id, t->token.data, t->token.len);
                 if (err != GF_OK)
-                    gf_log_warn("sim server refused a token", "server=%s player=%s err=%s",
-                                sv->id, t->player_id, gf_err_str(err));
+                    gf_log_warn("sim server refused a token", "server=%s player=%s err=%s", sv->id,
+                                t->player_id, gf_err_str(err));
             }
     for (size_t i = 0; got && i < tickets->n; i++)
         gamefn__v1__ticket_record__free_unpacked(got[i], NULL);
@@ -269,7 +268,7 @@ static bool hibernate(gf_gamesim *s, const char *server_id, const char *datacent
 static void adapter_dc(gf_gamesim *s, size_t d, int64_t now)
 {
     sim_dc *dc = &s->dcs[d];
-    char (*ids)[GF_WIRE_ID_MAX + 1] = NULL;
+    char(*ids)[GF_WIRE_ID_MAX + 1] = NULL;
     size_t n_ids = 0;
     pthread_mutex_lock(&s->lock);
     Gamefn__V1__FleetScaleRequest *r = dc->pending;

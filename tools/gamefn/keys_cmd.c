@@ -47,8 +47,9 @@ int gf_cli_keygen(int argc, char **argv)
         else if ((v = flag(argc, argv, &i, "--secret")))
             secret = v;
         else if ((v = flag(argc, argv, &i, "--public")))
-            public = v;
-        else {
+        public = v;
+        else
+        {
             fprintf(stderr, "usage: gamefn keygen [--key-id ID] [--dir DIR] | --secret FILE "
                             "--public FILE\n");
             return 2;
