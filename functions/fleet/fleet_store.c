@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/kv.h"
 
 enum { CHANGE_ATTEMPTS = 8 };
@@ -96,6 +97,24 @@ gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, 
             return err;
     }
     return GF_ERR_CONFLICT;
+}
+
+static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
+                             fleet_problem *p)
+{
+    const char *match_id = arg;
+    if (!old || !old->allocated_match_id || strcmp(old->allocated_match_id, match_id) != 0) {
+        p->err = GF_ERR_PERMANENT;
+        return GF_ERR_PERMANENT;
+    }
+    fleet_apply_release(old, gf_clock_unix_ms(), next);
+    return GF_OK;
+}
+
+gf_err fleet_store_release(kvStore *kv, const char *key, const char *match_id, fleet_written *out)
+{
+    fleet_problem p = {0};
+    return fleet_store_change(kv, key, change_release, (void *)(uintptr_t)match_id, out, &p);
 }
 
 gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last)

@@ -52,6 +52,11 @@ gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, 
 gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
                        uint64_t last, fleet_written *out);
 
+/* Ends the allocation of `key` if it is still for `match_id` (game over, aborted
+ * match): FREE again (or DRAINING). GF_ERR_PERMANENT when there is nothing to release
+ * (gone, freed already, or allocated to another match). */
+gf_err fleet_store_release(kvStore *kv, const char *key, const char *match_id, fleet_written *out);
+
 /* Deletes `key` if its revision is still `last`. */
 gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last);
 

@@ -138,21 +138,9 @@ static void remember_committed(fleet_state *st, char **keep, size_t n)
     free(old);
 }
 
-static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
-                             fleet_problem *p)
-{
-    const char *match_id = arg;
-    if (!old || !old->allocated_match_id || strcmp(old->allocated_match_id, match_id) != 0) {
-        p->err = GF_ERR_PERMANENT; /* released already, or reallocated: nothing to do */
-        return GF_ERR_PERMANENT;
-    }
-    fleet_apply_release(old, gf_clock_unix_ms(), next);
-    return GF_OK;
-}
-
 /* One late allocation: committed (remember it), or aborted now or before (free the
  * server). Returns the tag to remember, or NULL. */
-static char *settle_late(fleet_state *st, late_item *it)
+static char *settle_late(fleet_state *st, const late_item *it)
 {
     char tag[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 2];
     snprintf(tag, sizeof tag, "%s %s", it->key, it->match_id);
@@ -167,9 +155,8 @@ static char *settle_late(fleet_state *st, late_item *it)
     }
     if (outcome == FLEET_OUTCOME_COMMITTED)
         return strdup(tag);
-    fleet_problem p = {0};
     fleet_written w = {0};
-    err = fleet_store_change(st->fleet_kv, it->key, change_release, it->match_id, &w, &p);
+    err = fleet_store_release(st->fleet_kv, it->key, it->match_id, &w);
     if (err == GF_OK) {
         fleet_mirror_note(st->mirror, it->key, w.revision, w.data, w.len);
         gf_log_warn("abandoned allocation aborted: server free again", "server=%s match=%s",

@@ -1,0 +1,412 @@
+/*
+ * alloc_run.c — one Match, from the MATCHES work queue to ASSIGNED tickets (or back to
+ * the pool). docs/MATCHMAKING.md "Allocation" walks through it; in short:
+ *
+ *   0. matches/<m> decided already (a redelivery)? COMMITTED: finish the ticket writes;
+ *      ABORTED: return what is still claimed, free the server. Ack.
+ *   1. fencing: every ticket still CLAIMED by m, else abort (TICKET_LOST).
+ *   2. a server: the one already ALLOCATED to m (a previous delivery took it), else a
+ *      FREE fresh one by CAS, trying Match.datacenters best first, waiting for one
+ *      until created + deadline; none: abort (NO_SERVER).
+ *   3. sign one token per player, 4. create matches/<m> = COMMITTED — the single
+ *      point where the match happens (or, if that finds ABORTED, free the server and
+ *      return the tickets) — 5. write ASSIGNED into every ticket by CAS, push each
+ *      status, 6. ack.
+ *
+ * A SIGKILL anywhere leaves the match for the redelivery, which resumes at step 0 (after
+ * 4) or repeats 1–4 (before 4; the server taken in 2 is found again by its match id).
+ * Tickets are never half assigned: ASSIGNED is written only from a COMMITTED record,
+ * and released only after an ABORTED one.
+ *
+ * Errors: a malformed Match is terminated (dead letter); a NATS failure (timeout,
+ * leader change) returns GF_ERR_RETRY, so the match is redelivered and resumes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_fn.h"
+#include "fleet_outcome.h"
+#include "fleet_store.h"
+#include "gamefn/clock.h"
+#include "gamefn/function.h"
+#include "gamefn/kv.h"
+#include "gamefn/log.h"
+#include "gamefn/subjects.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/record.h"
+#include "gamefn/tickets/status.h"
+
+enum { CANDIDATES = 8, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000 };
+
+typedef struct job {
+    alloc_state *st;
+    const gf_msg *msg;
+    alloc_match am;
+    int64_t last_progress; /* mono ms */
+} job;
+
+/* Long work tells the server the message is still being handled, so its ack wait
+ * (the consumer's backoff[0]) does not run out under a slow KV. */
+static void keep_alive(job *j)
+{
+    int64_t now = gf_clock_mono_ms();
+    if (now - j->last_progress >= PROGRESS_EVERY_MS) {
+        gf_msg_in_progress(j->msg);
+        j->last_progress = now;
+    }
+}
+
+/* Test-only: GAMEFN_TEST_ALLOCATOR_PAUSE=<step> stops here until the process is killed. */
+static void pause_at(job *j, const char *step)
+{
+    if (strcmp(j->st->pause_at, step) != 0)
+        return;
+    gf_log_warn("paused for a test", "step=%s match=%s", step, j->am.m->match_id);
+    for (;;)
+        gf_clock_sleep_ms(1000);
+}
+
+static gf_err retry_on(gf_err err)
+{
+    return err == GF_OK ? GF_OK : GF_ERR_RETRY;
+}
+
+static void push_status(job *j, const Gamefn__V1__TicketRecord *rec, uint64_t revision)
+{
+    gf_ticket_status s;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    char subject[128];
+    gf_ticket_status_of(rec, revision, NULL, &s);
+    if (gf_ticket_status_pack(&s, &buf, &len) != GF_OK)
+        return;
+    snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_TICKET_STATUS, rec->ticket_id);
+    natsConnection_Publish(j->st->nc, subject, buf, (int)len);
+    free(buf);
+}
+
+static void publish_demand(job *j, const char *allocated_dc)
+{
+    Gamefn__V1__FleetDemand d = GAMEFN__V1__FLEET_DEMAND__INIT;
+    const Gamefn__V1__Match *m = j->am.m;
+    uint8_t buf[512];
+    char subject[128];
+    d.match_id = m->match_id;
+    d.queue = m->queue;
+    d.datacenter = m->datacenters[0]->datacenter;
+    d.allocated_datacenter = (char *)(uintptr_t)(allocated_dc ? allocated_dc : "");
+    d.players = (uint32_t)j->am.n_players;
+    d.unix_ms = gf_clock_unix_ms();
+    size_t len = gamefn__v1__fleet_demand__pack(&d, buf);
+    snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_FLEET_DEMAND, d.datacenter);
+    natsConnection_Publish(j->st->nc, subject, buf, (int)len);
+}
+
+/* ---- tickets -------------------------------------------------------------------- */
+
+static gf_err read_ticket(job *j, const char *ticket_id, Gamefn__V1__TicketRecord **rec,
+                          uint64_t *rev)
+{
+    kvEntry *e = NULL;
+    *rec = NULL;
+    gf_err err = gf_kv_get(j->st->tickets, ticket_id, &e);
+    if (err != GF_OK)
+        return err;
+    *rev = kvEntry_Revision(e);
+    err = gf_ticket_decode(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), ticket_id, rec, NULL);
+    kvEntry_Destroy(e);
+    return err;
+}
+
+/* Applies the decided outcome to one ticket (gf_outcome_settle), by CAS, re-reading on
+ * a lost race. A ticket that no longer belongs to the match is left alone. */
+static gf_err settle_ticket(job *j, const Gamefn__V1__MatchOutcome *o, const char *ticket_id,
+                            bool *wrote)
+{
+    *wrote = false;
+    for (int attempt = 0; attempt < TICKET_ATTEMPTS; attempt++) {
+        Gamefn__V1__TicketRecord *cur = NULL;
+        uint64_t rev = 0;
+        gf_err err = read_ticket(j, ticket_id, &cur, &rev);
+        if (err == GF_ERR_NOT_FOUND || err == GF_ERR_INVALID) {
+            gf_log_warn("ticket of a match unreadable; skipped", "match=%s ticket=%s err=%s",
+                        o->match_id, ticket_id, gf_err_str(err));
+            return GF_OK;
+        }
+        if (err != GF_OK)
+            return err;
+        gf_ticket_next next;
+        err = gf_outcome_settle(o, cur, gf_clock_unix_ms(), &next, NULL);
+        if (err == GF_OK && !next.unchanged) {
+            uint8_t *buf = NULL;
+            size_t len = 0;
+            uint64_t new_rev = 0;
+            err = gf_ticket_pack(&next.rec, &buf, &len);
+            if (err == GF_OK)
+                err = gf_kv_update(j->st->tickets, ticket_id, buf, len, rev, &new_rev);
+            free(buf);
+            if (err == GF_OK) {
+                push_status(j, &next.rec, new_rev);
+                *wrote = true;
+            }
+        } else if (err == GF_ERR_CONFLICT || err == GF_ERR_INVALID) {
+            /* Not this match's any more (cancelled and released by its canceller) or
+             * not in it: nothing of ours to write. */
+            err = GF_OK;
+        }
+        gf_ticket_free(cur);
+        if (err != GF_ERR_CONFLICT)
+            return err;
+        keep_alive(j);
+    }
+    return GF_ERR_CONFLICT;
+}
+
+static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
+{
+    bool first = true;
+    for (size_t i = 0; i < j->am.n_tickets; i++) {
+        bool wrote = false;
+        gf_err err = settle_ticket(j, o, j->am.ticket_ids[i], &wrote);
+        if (err != GF_OK)
+            return err;
+        if (wrote && first && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
+            first = false;
+            pause_at(j, "assigning");
+        }
+    }
+    return GF_OK;
+}
+
+/* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
+ * *err is set on a read failure. */
+static const char *fence(job *j, gf_err *err)
+{
+    *err = GF_OK;
+    for (size_t i = 0; i < j->am.n_tickets; i++) {
+        Gamefn__V1__TicketRecord *rec = NULL;
+        uint64_t rev = 0;
+        gf_err e = read_ticket(j, j->am.ticket_ids[i], &rec, &rev);
+        bool ours = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
+                    rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
+        gf_ticket_free(rec);
+        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID) {
+            *err = e;
+            return NULL;
+        }
+        if (!ours)
+            return j->am.ticket_ids[i];
+    }
+    return NULL;
+}
+
+/* ---- the server ------------------------------------------------------------------- */
+
+/* Frees whatever server is ALLOCATED to this match (after an abort). */
+static void release_server(job *j)
+{
+    fleet_candidate c;
+    if (!fleet_mirror_find_match(j->st->mirror, j->am.m->match_id, &c))
+        return;
+    fleet_written w = {0};
+    if (fleet_store_release(j->st->fleet, c.key, j->am.m->match_id, &w) == GF_OK)
+        fleet_mirror_note(j->st->mirror, c.key, w.revision, w.data, w.len);
+    fleet_written_fini(&w);
+    fleet_candidates_free(&c, 1);
+}
+
+/* Tries the candidates of one datacenter; GF_OK with *out when one was taken. */
+static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
+{
+    fleet_candidate c[CANDIDATES];
+    int64_t now = gf_clock_unix_ms();
+    size_t n = fleet_mirror_candidates(j->st->mirror, dc, j->am.n_players, now,
+                                       j->am.m->match_id, c, CANDIDATES);
+    gf_err err = GF_ERR_NOT_FOUND;
+    for (size_t i = 0; i < n && err != GF_OK; i++) {
+        fleet_next next;
+        fleet_apply_allocate(c[i].rec, j->am.m->match_id, j->am.player_ids, j->am.n_players,
+                             j->am.ticket_ids, j->am.n_tickets, now, &next);
+        gf_err e = fleet_store_put(j->st->fleet, c[i].key, &next.rec, c[i].revision, out);
+        if (e == GF_OK) {
+            fleet_mirror_note(j->st->mirror, c[i].key, out->revision, out->data, out->len);
+            err = GF_OK;
+        } else if (e != GF_ERR_CONFLICT) {
+            gf_log_warn("server allocation write failed", "server=%s err=%s", c[i].key,
+                        gf_err_str(e));
+        }
+    }
+    fleet_candidates_free(c, n);
+    return err;
+}
+
+/* Step 2. GF_ERR_NOT_FOUND when no server came free before the deadline. */
+static gf_err take_server(job *j, fleet_written *out)
+{
+    const Gamefn__V1__Match *m = j->am.m;
+    fleet_candidate c;
+    if (j->msg->num_delivered > 1 && fleet_mirror_find_match(j->st->mirror, m->match_id, &c)) {
+        /* A previous delivery took it before it stopped: reuse, never allocate twice. */
+        fleet_problem p;
+        gf_err err = fleet_store_get(j->st->fleet, c.key, out, &p);
+        fleet_candidates_free(&c, 1);
+        if (err == GF_OK && out->rec->allocated_match_id &&
+            strcmp(out->rec->allocated_match_id, m->match_id) == 0)
+            return GF_OK;
+        fleet_written_fini(out);
+    }
+    int64_t deadline = m->created_unix_ms + j->st->cfg->deadline_ms;
+    uint64_t version = 0;
+    for (;;) {
+        for (size_t d = 0; d < m->n_datacenters; d++)
+            if (try_datacenter(j, m->datacenters[d]->datacenter, out) == GF_OK)
+                return GF_OK;
+        int64_t left = deadline - gf_clock_unix_ms();
+        if (left <= 0)
+            return GF_ERR_NOT_FOUND;
+        keep_alive(j);
+        fleet_mirror_wait_change(j->st->mirror, &version,
+                                 left < j->st->cfg->wait_slice_ms ? left : j->st->cfg->wait_slice_ms);
+    }
+}
+
+/* ---- deciding ---------------------------------------------------------------------- */
+
+static gf_err decide_abort(job *j, Gamefn__V1__MatchAbortReason reason, const char *ticket_id,
+                           Gamefn__V1__MatchOutcome **o)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    bool created = false;
+    gf_err err = gf_outcome_abort_pack(j->am.m->match_id, reason, ticket_id, NULL,
+                                       j->st->instance_id, gf_clock_unix_ms(), &buf, &len, NULL);
+    if (err == GF_OK)
+        err = fleet_outcome_decide(j->st->matches, j->am.m->match_id, buf, len, o, &created);
+    free(buf);
+    if (err == GF_OK && created) {
+        gf_log_info("match aborted", "match=%s reason=%s ticket=%s", j->am.m->match_id,
+                    gf_outcome_abort_name(reason), ticket_id ? ticket_id : "-");
+        publish_demand(j, NULL);
+    }
+    return err;
+}
+
+/* Steps 3 and 4 on the server taken: sign, then create the commit record. */
+static gf_err decide_commit(job *j, const Gamefn__V1__ServerRecord *server,
+                            Gamefn__V1__MatchOutcome **o)
+{
+    alloc_assignments a;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    bool created = false;
+    int64_t now = gf_clock_unix_ms();
+    gf_err err = alloc_assignments_build(&j->am, server, &j->st->signer, now, &a);
+    if (err == GF_OK)
+        err = gf_outcome_commit_pack(j->am.m->match_id, a.v, a.n, j->st->instance_id, now, &buf,
+                                     &len, NULL);
+    if (err == GF_OK)
+        err = fleet_outcome_decide(j->st->matches, j->am.m->match_id, buf, len, o, &created);
+    free(buf);
+    alloc_assignments_fini(&a);
+    if (err == GF_OK && created) {
+        int64_t ms = now - j->am.m->created_unix_ms;
+        gf_log_debug("match committed", "match=%s server=%s.%s alloc_ms=%lld", j->am.m->match_id,
+                     server->datacenter, server->server_id, (long long)ms);
+        publish_demand(j, server->datacenter);
+    }
+    return err;
+}
+
+/* Applies a decided outcome: the tickets, and the server of an aborted match. */
+static gf_err conclude(job *j, const Gamefn__V1__MatchOutcome *o)
+{
+    gf_err err = settle_all(j, o);
+    if (err == GF_OK && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_ABORTED)
+        release_server(j);
+    return err;
+}
+
+static gf_err allocate(job *j)
+{
+    const Gamefn__V1__Match *m = j->am.m;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    fleet_written server = {0};
+    gf_err err = fleet_outcome_get(j->st->matches, m->match_id, &o);
+    if (err == GF_ERR_INVALID) {
+        gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
+                     m->match_id);
+        return GF_ERR_PERMANENT;
+    }
+    if (err == GF_OK && !o) {
+        const char *lost = fence(j, &err);
+        if (err == GF_OK && lost)
+            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_TICKET_LOST,
+                               lost, &o);
+    }
+    if (err == GF_OK && !o) {
+        pause_at(j, "fenced");
+        err = take_server(j, &server);
+        if (err == GF_ERR_NOT_FOUND)
+            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER,
+                               NULL, &o);
+        else if (err == GF_OK) {
+            pause_at(j, "server");
+            err = decide_commit(j, server.rec, &o);
+        }
+    }
+    if (err == GF_OK && server.rec && o &&
+        o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
+        const Gamefn__V1__Assignment *a = o->n_assignments ? o->assignments[0] : NULL;
+        if (a && strcmp(a->server_id, server.rec->server_id) != 0) {
+            /* An earlier delivery committed the match on another server: ours is spare. */
+            fleet_written w = {0};
+            char key[FLEET_KEY_MAX];
+            if (fleet_key(server.rec->datacenter, server.rec->server_id, key) &&
+                fleet_store_release(j->st->fleet, key, m->match_id, &w) == GF_OK)
+                fleet_mirror_note(j->st->mirror, key, w.revision, w.data, w.len);
+            fleet_written_fini(&w);
+        }
+    }
+    if (err == GF_OK && o) {
+        if (o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED)
+            pause_at(j, "committed");
+        err = conclude(j, o);
+    }
+    if (err == GF_OK)
+        pause_at(j, "assigned");
+    gf_outcome_free(o);
+    fleet_written_fini(&server);
+    return err;
+}
+
+gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg)
+{
+    alloc_state *st = gf_fn_state(fn);
+    char why[256];
+    if (msg->len > GF_WIRE_MATCH_MAX) {
+        gf_log_warn("match refused: too large", "seq=%llu bytes=%zu",
+                    (unsigned long long)msg->stream_seq, msg->len);
+        return GF_ERR_PERMANENT;
+    }
+    Gamefn__V1__Match *m = gamefn__v1__match__unpack(NULL, msg->len, msg->data);
+    if (!m) {
+        gf_log_warn("match refused: not a Match", "seq=%llu", (unsigned long long)msg->stream_seq);
+        return GF_ERR_PERMANENT;
+    }
+    job j = {.st = st, .msg = msg, .last_progress = gf_clock_mono_ms()};
+    gf_err err = alloc_match_check(m, &j.am, why, sizeof why);
+    if (err != GF_OK) {
+        gf_log_warn("match refused", "seq=%llu why=\"%s\"", (unsigned long long)msg->stream_seq,
+                    why);
+        gamefn__v1__match__free_unpacked(m, NULL);
+        return GF_ERR_PERMANENT;
+    }
+    err = allocate(&j);
+    if (err != GF_OK && err != GF_ERR_PERMANENT)
+        gf_log_warn("match not finished; it will be redelivered", "match=%s err=%s",
+                    m->match_id, gf_err_str(err));
+    alloc_match_fini(&j.am);
+    gamefn__v1__match__free_unpacked(m, NULL);
+    return err == GF_ERR_PERMANENT ? err : retry_on(err);
+}

@@ -1,0 +1,393 @@
+/* fleet_support.c — see fleet_support.h. */
+#include "fleet_support.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gamefn/clock.h"
+#include "gamefn/kv.h"
+#include "gamefn/subjects.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/players.h"
+#include "gamefn/wire_error.h"
+#include "join_sign.h"
+
+static const char config_template[] =
+    "nats:\n"
+    "  servers: [\"%s\"]\n"
+    "  reconnect_wait: 100ms\n"
+    "  reconnect_jitter: 50ms\n"
+    "  reconnect_max_wait: 500ms\n"
+    "log:\n"
+    "  level: info\n"
+    "runtime:\n"
+    "  drain_timeout: 5s\n"
+    "  fetch_batch: 8\n"
+    "  max_in_flight: 8\n"
+    "  fetch_expiry: 1s\n"
+    "  heartbeat: 250ms\n"
+    "jetstream:\n"
+    "  streams:\n"
+    "    - name: MATCHES\n"
+    "      subjects: [\"gamefn.v1.match.found.>\"]\n"
+    "      retention: workqueue\n"
+    "      max_age: 1h\n"
+    "      duplicate_window: 2m\n"
+    "  consumers:\n"
+    "    - stream: MATCHES\n"
+    "      name: allocator\n"
+    "      ack_wait: 30s\n"
+    "      max_deliver: 5\n"
+    "      backoff: %s\n"
+    "  buckets:\n"
+    "    - {name: tickets, history: 5}\n"
+    "    - {name: fleet}\n"
+    "    - {name: players}\n"
+    "    - {name: matches, ttl: 1d}\n"
+    "    - {name: leases}\n"
+    "functions:\n"
+    "  fleet:\n"
+    "    heartbeat_interval: 500ms\n"
+    "    heartbeat_timeout: 1500ms\n"
+    "    scale_interval: 200ms\n"
+    "    datacenters: [%s]\n"
+    "    join_keys:\n"
+    "      - {key_id: test, public_key: \"%s/test.pub\"}\n"
+    "%s"
+    "  allocator:\n"
+    "    signing_key: \"%s/test.key\"\n"
+    "    key_id: test\n"
+    "    deadline: 500ms\n"
+    "    wait_slice: 20ms\n"
+    "%s";
+
+void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
+{
+    static const fleet_env_opts none = {0};
+    if (!o)
+        o = &none;
+    memset(e, 0, sizeof *e);
+    assert_int_equal(gf_fnenv_start(&e->fn, NULL), 0);
+    char sk[400], pk[400];
+    snprintf(sk, sizeof sk, "%s/test.key", e->fn.dir);
+    snprintf(pk, sizeof pk, "%s/test.pub", e->fn.dir);
+    assert_int_equal(gf_join_keygen(sk, pk, e->pk), GF_OK);
+    FILE *f = fopen(e->fn.config_path, "w");
+    assert_non_null(f);
+    fprintf(f, config_template, gf_natsd_url(e->fn.natsd), o->backoff ? o->backoff : "[2s, 2s, 5s]",
+            o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}",
+            e->fn.dir, o->fleet_extra ? o->fleet_extra : "", e->fn.dir,
+            o->allocator_extra ? o->allocator_extra : "");
+    fclose(f);
+
+    /* Every asset, as `gamefn provision` makes them. */
+    gf_proc p = {0};
+    char bin[512], log[400];
+    gf_fnenv_binary("tools/gamefn", bin, sizeof bin);
+    snprintf(log, sizeof log, "%s/provision.log", e->fn.dir);
+    char *argv[] = {bin, "--config", e->fn.config_path, "provision", NULL};
+    assert_int_equal(gf_proc_spawn(&p, argv, NULL, log), 0);
+    assert_int_equal(gf_proc_wait(&p, 20000), 0);
+    if (!gf_proc_exited_with(&p, 0)) {
+        gf_proc_dump_log(&p, 20);
+        fail_msg("provision failed");
+    }
+    assert_int_equal(gf_kv_open(e->fn.js, "tickets", &e->tickets), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "fleet", &e->fleet), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "players", &e->players), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "matches", &e->matches), GF_OK);
+}
+
+void fleet_env_free(fleet_env *e)
+{
+    kvStore_Destroy(e->tickets);
+    kvStore_Destroy(e->fleet);
+    kvStore_Destroy(e->players);
+    kvStore_Destroy(e->matches);
+    gf_fnenv_free(&e->fn);
+}
+
+void fleet_env_spawn(fleet_env *e, gf_proc *p, const char *bin, const char *name,
+                     const char *instance, char *const extra_env[])
+{
+    assert_int_equal(gf_fnenv_spawn(&e->fn, p, bin, instance, extra_env), 0);
+    if (!gf_fnenv_wait_ping(&e->fn, name, instance, 15000)) {
+        gf_proc_dump_log(p, 30);
+        fail_msg("%s %s did not start", name, instance);
+    }
+}
+
+int fleet_call_raw(fleet_env *e, const char *subject, const void *data, size_t len, int *code,
+                   char *field, size_t field_size)
+{
+    natsMsg *reply = NULL;
+    if (natsConnection_Request(&reply, e->fn.nc, subject, data, (int)len, 5000) != NATS_OK)
+        return GF_ERR_TIMEOUT;
+    const char *hc = NULL, *ht = NULL;
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &hc);
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &ht);
+    gf_wire_error w;
+    gf_err err = gf_wire_reply_check(hc, ht, (const uint8_t *)natsMsg_GetData(reply),
+                                     (size_t)natsMsg_GetDataLength(reply), &w);
+    if (code)
+        *code = err == GF_OK ? 0 : w.code;
+    if (field)
+        snprintf(field, field_size, "%s", err == GF_OK ? "" : w.field);
+    natsMsg_Destroy(reply);
+    return err;
+}
+
+int fleet_call(fleet_env *e, const char *subject, const ProtobufCMessage *req,
+               const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out, int *code,
+               char *field, size_t field_size)
+{
+    uint8_t buf[65536];
+    size_t len = protobuf_c_message_pack(req, buf);
+    natsMsg *reply = NULL;
+    if (out)
+        *out = NULL;
+    assert_int_equal(natsConnection_Request(&reply, e->fn.nc, subject, buf, (int)len, 5000),
+                     NATS_OK);
+    const char *hc = NULL, *ht = NULL;
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &hc);
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &ht);
+    gf_wire_error w;
+    const uint8_t *body = (const uint8_t *)natsMsg_GetData(reply);
+    size_t body_len = (size_t)natsMsg_GetDataLength(reply);
+    gf_err err = gf_wire_reply_check(hc, ht, body, body_len, &w);
+    if (code)
+        *code = err == GF_OK ? 0 : w.code;
+    if (field)
+        snprintf(field, field_size, "%s", err == GF_OK ? "" : w.field);
+    if (err == GF_OK && out) {
+        *out = protobuf_c_message_unpack(reply_desc, NULL, body_len, body);
+        assert_non_null(*out);
+    }
+    natsMsg_Destroy(reply);
+    return err;
+}
+
+void fleet_register(fleet_env *e, const char *dc, const char *id)
+{
+    Gamefn__V1__RegisterServerRequest r = GAMEFN__V1__REGISTER_SERVER_REQUEST__INIT;
+    r.server_id = (char *)(uintptr_t)id;
+    r.datacenter = (char *)(uintptr_t)dc;
+    r.address = "127.0.0.1";
+    r.port = 7777;
+    r.capacity = 10;
+    ProtobufCMessage *out = NULL;
+    assert_int_equal(fleet_call(e, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base,
+                                &gamefn__v1__register_server_reply__descriptor, &out, NULL, NULL,
+                                0),
+                     GF_OK);
+    protobuf_c_message_free_unpacked(out, NULL);
+}
+
+int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *finished)
+{
+    Gamefn__V1__HeartbeatRequest r = GAMEFN__V1__HEARTBEAT_REQUEST__INIT;
+    r.server_id = (char *)(uintptr_t)id;
+    r.datacenter = (char *)(uintptr_t)dc;
+    if (finished)
+        r.finished_match_id = (char *)(uintptr_t)finished;
+    return fleet_call(e, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &r.base, NULL, NULL, NULL, NULL, 0);
+}
+
+Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char *id)
+{
+    char key[160];
+    kvEntry *en = NULL;
+    snprintf(key, sizeof key, "%s.%s", dc, id);
+    if (gf_kv_get(e->fleet, key, &en) != GF_OK)
+        return NULL;
+    Gamefn__V1__ServerRecord *r = gamefn__v1__server_record__unpack(
+        NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    kvEntry_Destroy(en);
+    assert_non_null(r);
+    return r;
+}
+
+size_t fleet_count(fleet_env *e)
+{
+    kvKeysList l = {0};
+    natsStatus s = kvStore_Keys(&l, e->fleet, NULL);
+    size_t n = s == NATS_OK ? (size_t)l.Count : 0;
+    kvKeysList_Destroy(&l);
+    return n;
+}
+
+void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
+                        int64_t queued_ms)
+{
+    char player[80];
+    snprintf(player, sizeof player, "p-%s", ticket_id);
+    int64_t now = gf_clock_unix_ms();
+    Gamefn__V1__PartyMember pm = GAMEFN__V1__PARTY_MEMBER__INIT;
+    Gamefn__V1__PartyMember *members[] = {&pm};
+    pm.player_id = player;
+    pm.rating = 1500;
+    Gamefn__V1__DatacenterPing p1 = GAMEFN__V1__DATACENTER_PING__INIT,
+                               p2 = GAMEFN__V1__DATACENTER_PING__INIT;
+    Gamefn__V1__DatacenterPing *pings[] = {&p1, &p2};
+    p1.datacenter = "eu";
+    p1.ping_ms = 20;
+    p2.datacenter = "us";
+    p2.ping_ms = 90;
+    Gamefn__V1__Claim claim = GAMEFN__V1__CLAIM__INIT;
+    claim.matcher_id = "test-matcher";
+    claim.match_id = (char *)(uintptr_t)match_id;
+    claim.lease_expires_unix_ms = now + 60000;
+    claim.claimed_unix_ms = now;
+    Gamefn__V1__TicketRecord t = GAMEFN__V1__TICKET_RECORD__INIT;
+    t.ticket_id = (char *)(uintptr_t)ticket_id;
+    t.idempotency_key = (char *)(uintptr_t)ticket_id;
+    t.queue = "duel";
+    t.members = members;
+    t.n_members = 1;
+    t.pings = pings;
+    t.n_pings = 2;
+    t.region = "eu";
+    t.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED;
+    t.reason = GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCHED;
+    t.created_unix_ms = queued_ms;
+    t.queued_unix_ms = queued_ms;
+    t.updated_unix_ms = now;
+    t.expires_unix_ms = now + 600000;
+    t.claim = &claim;
+    uint8_t buf[4096];
+    size_t len = gamefn__v1__ticket_record__pack(&t, buf);
+    assert_int_equal(gf_kv_create(e->tickets, ticket_id, buf, len, NULL), GF_OK);
+    uint8_t *pb = NULL;
+    size_t plen = 0;
+    assert_int_equal(gf_players_pack(player, ticket_id, now, &pb, &plen), GF_OK);
+    assert_int_equal(gf_kv_create(e->players, player, pb, plen, NULL), GF_OK);
+    free(pb);
+}
+
+void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
+                         const char *datacenters)
+{
+    Gamefn__V1__Match m = GAMEFN__V1__MATCH__INIT;
+    Gamefn__V1__Team team[16], *teams[16];
+    Gamefn__V1__MatchTicket mt[16], *mts[16];
+    char players[16][80], *player_ptr[16];
+    Gamefn__V1__DatacenterChoice dc[8], *dcs[8];
+    char dc_names[256];
+    assert_true(n <= 16);
+    for (size_t i = 0; i < n; i++) {
+        Gamefn__V1__MatchTicket t = GAMEFN__V1__MATCH_TICKET__INIT;
+        snprintf(players[i], sizeof players[i], "p-%s", tickets[i]);
+        player_ptr[i] = players[i];
+        t.ticket_id = tickets[i];
+        t.player_ids = &player_ptr[i];
+        t.n_player_ids = 1;
+        t.rating = 1500;
+        mt[i] = t;
+        mts[i] = &mt[i];
+        Gamefn__V1__Team tm = GAMEFN__V1__TEAM__INIT;
+        tm.tickets = &mts[i];
+        tm.n_tickets = 1;
+        team[i] = tm;
+        teams[i] = &team[i];
+    }
+    snprintf(dc_names, sizeof dc_names, "%s", datacenters);
+    size_t nd = 0;
+    for (char *save = NULL, *d = strtok_r(dc_names, ",", &save); d && nd < 8;
+         d = strtok_r(NULL, ",", &save)) {
+        Gamefn__V1__DatacenterChoice c = GAMEFN__V1__DATACENTER_CHOICE__INIT;
+        c.datacenter = d;
+        c.max_ping_ms = 20;
+        dc[nd] = c;
+        dcs[nd] = &dc[nd];
+        nd++;
+    }
+    m.match_id = (char *)(uintptr_t)match_id;
+    m.queue = "duel";
+    m.region = "eu";
+    m.teams = teams;
+    m.n_teams = n;
+    m.datacenters = dcs;
+    m.n_datacenters = nd;
+    m.created_unix_ms = gf_clock_unix_ms();
+    m.matcher_id = "test-matcher";
+    m.claim_expires_unix_ms = m.created_unix_ms + 60000;
+    uint8_t buf[8192];
+    size_t len = gamefn__v1__match__pack(&m, buf);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = match_id;
+    assert_int_equal(js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len,
+                                &po, NULL),
+                     NATS_OK);
+}
+
+Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->tickets, ticket_id, &en) != GF_OK)
+        return NULL;
+    Gamefn__V1__TicketRecord *t = gamefn__v1__ticket_record__unpack(
+        NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    kvEntry_Destroy(en);
+    return t;
+}
+
+Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id, int state,
+                                            int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        Gamefn__V1__TicketRecord *t = fleet_ticket(e, ticket_id);
+        if (t && (int)t->state == state)
+            return t;
+        if (waited >= timeout_ms)
+            fail_msg("ticket %s in state %d, not %d after %d ms", ticket_id,
+                     t ? (int)t->state : -1, state, timeout_ms);
+        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+        gf_fnenv_sleep_ms(50);
+    }
+}
+
+int fleet_outcome_state(fleet_env *e, const char *match_id)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->matches, match_id, &en) != GF_OK)
+        return 0;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    assert_int_equal(gf_outcome_decode(kvEntry_Value(en), (size_t)kvEntry_ValueLen(en), match_id,
+                                       &o, NULL),
+                     GF_OK);
+    int state = (int)o->state;
+    gf_outcome_free(o);
+    kvEntry_Destroy(en);
+    return state;
+}
+
+bool fleet_player_exists(fleet_env *e, const char *player_id)
+{
+    kvEntry *en = NULL;
+    bool found = gf_kv_get(e->players, player_id, &en) == GF_OK;
+    kvEntry_Destroy(en);
+    return found;
+}
+
+bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 50) {
+        FILE *f = fopen(p->log_path, "r");
+        char line[1024];
+        bool found = false;
+        while (f && !found && fgets(line, sizeof line, f))
+            found = strstr(line, text) != NULL;
+        if (f)
+            fclose(f);
+        if (found)
+            return true;
+        gf_fnenv_sleep_ms(50);
+    }
+    return false;
+}
