@@ -4,7 +4,7 @@
  * Each subcommand parses its own flags, prints human-readable figures, and with
  * --json prints one JSON object as the very last line of stdout. Figures are
  * measured in the run that prints them; ratios are against baselines measured in
- * the same run (see ../shared/design/BENCHMARKS.md).
+ * the same run, because the machines are shared and noisy (docs/BENCHMARKS.md).
  */
 #ifndef GAMEFN_BENCH_H
 #define GAMEFN_BENCH_H

@@ -1,4 +1,6 @@
 /* gamefn-bench — one program, one subcommand per benchmark. */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,15 +27,30 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    static const struct option longopts[] = {
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    /* "+": stop at the subcommand; its options are its own. */
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        usage(stderr);
+        return 2;
     }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[optind];
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++) {
-        if (strcmp(argv[1], subcommands[i].name) == 0)
-            return subcommands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, subcommands[i].name) == 0)
+            return subcommands[i].run(argc - optind, argv + optind);
     }
-    fprintf(stderr, "gamefn-bench: unknown subcommand '%s'\n", argv[1]);
+    fprintf(stderr, "gamefn-bench: unknown subcommand '%s'\n", name);
     usage(stderr);
     return 2;
 }

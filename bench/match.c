@@ -4,7 +4,7 @@
  *   gamefn-bench match --pool N --mode sbmm|ping_first|hybrid --shape 1v1|5v5|ffa16
  *                      --seed S [--naive] [--json] [--max-age SECONDS] [--repeat R]
  *
- * Design notes: the pool comes from bench/population.c (seeded); queue ages are drawn
+ * Design notes: the pool comes from support/population (seeded); queue ages are drawn
  * U(0, max-age) from their own stream of the same seed. The tick runs R times on the same
  * pool (each run from scratch); tick_ms is the median wall time, cpu time is printed
  * beside it because the machine is shared. Quality and violations come from the
@@ -12,6 +12,8 @@
  * same pool and prints the speedup and its quality. With --json the last line is one JSON
  * object.
  */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <time.h>
 
 #include "bench.h"
+#include "gamefn/clock.h"
 #include "gamefn/match/tick.h"
 #include "match_ref.h"
 #include "population.h"
@@ -46,8 +49,31 @@ static void usage(FILE *f)
                "--repeat 1\n");
 }
 
+/* 0: run; 1: --help printed; 2: usage error (printed). */
 static int parse(int argc, char **argv, opts *o)
 {
+    enum {
+        OPT_POOL = 256,
+        OPT_MODE,
+        OPT_SHAPE,
+        OPT_SEED,
+        OPT_MAX_AGE,
+        OPT_REPEAT,
+        OPT_NAIVE,
+        OPT_JSON
+    };
+    static const struct option longopts[] = {
+        {"pool", required_argument, NULL, OPT_POOL},
+        {"mode", required_argument, NULL, OPT_MODE},
+        {"shape", required_argument, NULL, OPT_SHAPE},
+        {"seed", required_argument, NULL, OPT_SEED},
+        {"max-age", required_argument, NULL, OPT_MAX_AGE},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"naive", no_argument, NULL, OPT_NAIVE},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     memset(o, 0, sizeof *o);
     o->pool = 10000;
     o->mode = GF_MATCH_HYBRID;
@@ -56,87 +82,99 @@ static int parse(int argc, char **argv, opts *o)
     o->seed = 1;
     o->max_age_s = 60;
     o->repeat = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    optind = 0; /* a fresh scan: argv is the subcommand's */
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         char *end = NULL;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 1;
-        } else if (strcmp(a, "--naive") == 0) {
+        case OPT_NAIVE:
             o->naive = true;
-        } else if (strcmp(a, "--json") == 0) {
+            break;
+        case OPT_JSON:
             o->json = true;
-        } else if (strcmp(a, "--pool") != 0 && strcmp(a, "--mode") != 0 &&
-                   strcmp(a, "--shape") != 0 && strcmp(a, "--seed") != 0 &&
-                   strcmp(a, "--max-age") != 0 && strcmp(a, "--repeat") != 0) {
-            fprintf(stderr, "gamefn-bench match: unknown option '%s'\n", a);
-            usage(stderr);
-            return 2;
-        } else if (!val) {
-            fprintf(stderr, "gamefn-bench match: %s needs a value\n", a);
-            return 2;
-        } else if (strcmp(a, "--pool") == 0) {
-            unsigned long long v = strtoull(val, &end, 10);
+            break;
+        case OPT_POOL: {
+            unsigned long long v = strtoull(optarg, &end, 10);
             if (*end || v < 1 || v > GF_MATCH_MAX_POOL) {
                 fprintf(stderr, "gamefn-bench match: --pool must be 1..%u\n", GF_MATCH_MAX_POOL);
                 return 2;
             }
             o->pool = (size_t)v;
-            i++;
-        } else if (strcmp(a, "--mode") == 0) {
-            if (strcmp(val, "sbmm") == 0)
+            break;
+        }
+        case OPT_MODE:
+            if (strcmp(optarg, "sbmm") == 0)
                 o->mode = GF_MATCH_SBMM;
-            else if (strcmp(val, "ping_first") == 0)
+            else if (strcmp(optarg, "ping_first") == 0)
                 o->mode = GF_MATCH_PING_FIRST;
-            else if (strcmp(val, "hybrid") == 0)
+            else if (strcmp(optarg, "hybrid") == 0)
                 o->mode = GF_MATCH_HYBRID;
             else {
                 fprintf(stderr, "gamefn-bench match: --mode must be sbmm, ping_first or hybrid\n");
                 return 2;
             }
-            o->mode_name = val;
-            i++;
-        } else if (strcmp(a, "--shape") == 0) {
-            int64_t t = 0, s = 0;
-            if (gf_match_shape_parse(val, &t, &s) != GF_OK) {
-                fprintf(stderr, "gamefn-bench match: bad --shape '%s'\n", val);
+            o->mode_name = optarg;
+            break;
+        case OPT_SHAPE: {
+            int64_t t = 0, sz = 0;
+            if (gf_match_shape_parse(optarg, &t, &sz) != GF_OK) {
+                fprintf(stderr, "gamefn-bench match: bad --shape '%s'\n", optarg);
                 return 2;
             }
-            o->shape = val;
-            i++;
-        } else if (strcmp(a, "--seed") == 0) {
-            o->seed = strtoull(val, &end, 10);
+            o->shape = optarg;
+            break;
+        }
+        case OPT_SEED:
+            o->seed = strtoull(optarg, &end, 10);
             if (*end) {
                 fprintf(stderr, "gamefn-bench match: --seed must be an integer\n");
                 return 2;
             }
-            i++;
-        } else if (strcmp(a, "--max-age") == 0) {
-            o->max_age_s = strtod(val, &end);
+            break;
+        case OPT_MAX_AGE:
+            o->max_age_s = strtod(optarg, &end);
             if (*end || !(o->max_age_s >= 0 && o->max_age_s <= 3600)) {
                 fprintf(stderr, "gamefn-bench match: --max-age must be 0..3600 s\n");
                 return 2;
             }
-            i++;
-        } else if (strcmp(a, "--repeat") == 0) {
-            long v = strtol(val, &end, 10);
+            break;
+        case OPT_REPEAT: {
+            long v = strtol(optarg, &end, 10);
             if (*end || v < 1 || v > 100) {
                 fprintf(stderr, "gamefn-bench match: --repeat must be 1..100\n");
                 return 2;
             }
             o->repeat = (int)v;
-            i++;
+            break;
         }
+        default: /* getopt_long said what is wrong */
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gamefn-bench match: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     return 0;
 }
 
-static double clock_ms(clockid_t id)
+/* This thread's CPU time (the engine is single-threaded): the tick's work without
+ * the machine's other load. Wall time is gf_clock_mono_ns(). */
+static double thread_cpu_ms(void)
 {
     struct timespec ts;
-    clock_gettime(id, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double wall_ms(void)
+{
+    return (double)gf_clock_mono_ns() / 1e6;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -222,9 +260,9 @@ int gf_bench_match(int argc, char **argv)
     for (int r = 0; r <= o.repeat; r++) {
         gf_match_result_free(res);
         res = NULL;
-        double w0 = clock_ms(CLOCK_MONOTONIC), c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+        double w0 = wall_ms(), c0 = thread_cpu_ms();
         gf_err err = gf_match_tick_ws(ws, &cfg, pool->tickets, pool->n, BENCH_NOW_MS, &res);
-        double w1 = clock_ms(CLOCK_MONOTONIC), c1 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
+        double w1 = wall_ms(), c1 = thread_cpu_ms();
         if (err != GF_OK) {
             fprintf(stderr, "gamefn-bench match: tick failed: %s\n", gf_err_str(err));
             goto out;
@@ -268,10 +306,10 @@ int gf_bench_match(int argc, char **argv)
 
     if (o.naive) {
         fflush(stdout);
-        double w0 = clock_ms(CLOCK_MONOTONIC);
+        double w0 = wall_ms();
         if (gf_ref_naive(&cfg, pool->tickets, pool->n, BENCH_NOW_MS, &nai, naive_progress) != 0)
             goto out;
-        naive_ms = clock_ms(CLOCK_MONOTONIC) - w0;
+        naive_ms = wall_ms() - w0;
         gf_ref_check(&cfg, pool->tickets, pool->n, BENCH_NOW_MS, &nai, &qn);
         printf("naive   tick %.2f ms; speedup %.1fx\n", naive_ms, naive_ms / tick_ms);
         print_quality("naive", &qn);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gamefn/clock.h"
 #include "match_ref.h"
 
 typedef struct nt {
@@ -140,13 +141,6 @@ static bool packs(const uint32_t *sizes, uint32_t k, uint32_t teams, uint32_t si
     return true;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
                  gf_ref_matches *out, void (*progress)(size_t done, size_t total))
 {
@@ -155,7 +149,7 @@ int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
     uint8_t *matched = calloc(n + 1, 1);
     cand *c = calloc(n + 1, sizeof *c);
     int rc = -1;
-    double last = now_s();
+    double last = ((double)gf_clock_mono_ns() / 1e9);
 
     memset(out, 0, sizeof *out);
     out->m = calloc(n + 1, sizeof *out->m);
@@ -171,9 +165,9 @@ int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
     qsort(order, n, sizeof *order, by_age);
 
     for (size_t si = 0; si < n; si++) {
-        if (progress && (si & 63) == 0 && now_s() - last >= 2.0) {
+        if (progress && (si & 63) == 0 && ((double)gf_clock_mono_ns() / 1e9) - last >= 2.0) {
             progress(si, n);
-            last = now_s();
+            last = ((double)gf_clock_mono_ns() / 1e9);
         }
         uint32_t s = order[si].index;
         if (matched[s] || v[s].mask == 0)

@@ -1,7 +1,7 @@
 /*
  * raw.c — `gamefn-bench raw`: the raw JetStream, KV and request/reply rates of a
  * nats-server, measured in one run. They are the baselines every gamefn figure is
- * compared against (shared/design/BENCHMARKS.md), so they must be honest: each
+ * compared against (docs/BENCHMARKS.md), so they must be honest: each
  * phase verifies what it measured (raw_js.c, raw_kv.c, raw_reqrep.c) and the run
  * fails, printing no figures, when any check does not hold.
  *
@@ -17,11 +17,14 @@
  * - Text goes to stdout, progress to stderr, and with --json one JSON object is
  *   the very last line of stdout.
  */
+#define _GNU_SOURCE /* getopt_long */
 #include "bench.h"
+#include "gamefn/clock.h"
 #include "natsd.h"
 #include "raw.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,16 +45,7 @@ static void on_signal(int sig)
 
 double gf_raw_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-int64_t gf_raw_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return (double)gf_clock_mono_ns() / 1e9;
 }
 
 bool gf_raw_done(const gf_raw_opts *o, double t0, long long done)
@@ -105,80 +99,113 @@ static int parse_ll(const char *flag, const char *v, long long lo, long long hi,
     errno = 0;
     long long x = v ? strtoll(v, &end, 10) : 0;
     if (!v || !*v || *end || errno || x < lo || x > hi) {
-        fprintf(stderr, "gamefn-bench raw: %s needs an integer in %lld..%lld, got '%s'\n", flag, lo,
-                hi, v ? v : "");
+        fprintf(stderr, "gamefn-bench raw: --%s needs an integer in %lld..%lld, got '%s'\n", flag,
+                lo, hi, v ? v : "");
         return -1;
     }
     *out = x;
     return 0;
 }
 
+/* 0: run; 1: --help printed; -1: usage error (said why). */
 static int parse_args(int argc, char **argv, gf_raw_opts *o)
 {
+    enum {
+        OPT_URL = 256,
+        OPT_PAYLOAD,
+        OPT_SECONDS,
+        OPT_COUNT,
+        OPT_MAX_PENDING,
+        OPT_BATCH,
+        OPT_KEYS,
+        OPT_JSON
+    };
+    static const struct option longopts[] = {
+        {"url", required_argument, NULL, OPT_URL},
+        {"payload", required_argument, NULL, OPT_PAYLOAD},
+        {"seconds", required_argument, NULL, OPT_SECONDS},
+        {"count", required_argument, NULL, OPT_COUNT},
+        {"max-pending", required_argument, NULL, OPT_MAX_PENDING},
+        {"batch", required_argument, NULL, OPT_BATCH},
+        {"keys", required_argument, NULL, OPT_KEYS},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     o->payload = 200;
     o->seconds = 5;
     o->count = 0;
     o->max_pending = 2048;
     o->batch = 500;
     o->keys = 1024;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    optind = 0; /* a fresh scan: argv is the subcommand's */
+    int c, index = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
+        const char *flag = c >= OPT_URL ? longopts[index].name : "";
         long long x = 0;
-        if (strcmp(a, "--json") == 0) {
-            o->json = true;
-            continue;
-        }
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 1;
-        }
-        i++; /* every other option takes a value */
-        if (strcmp(a, "--url") == 0) {
-            if (!v || strncmp(v, "nats://", 7) != 0) {
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case OPT_URL:
+            if (strncmp(optarg, "nats://", 7) != 0) {
                 fprintf(stderr, "gamefn-bench raw: --url needs a nats://host:port URL\n");
                 return -1;
             }
-            o->url = v;
-        } else if (strcmp(a, "--seconds") == 0) {
+            o->url = optarg;
+            break;
+        case OPT_SECONDS: {
             char *end = NULL;
-            double s = v ? strtod(v, &end) : -1;
-            if (!v || !*v || *end || !(s >= 0 && s <= 3600)) {
+            double sec = strtod(optarg, &end);
+            if (!*optarg || *end || !(sec >= 0 && sec <= 3600)) {
                 fprintf(stderr, "gamefn-bench raw: --seconds needs a number in 0..3600, got '%s'\n",
-                        v ? v : "");
+                        optarg);
                 return -1;
             }
-            o->seconds = s;
-        } else if (strcmp(a, "--payload") == 0) {
-            if (parse_ll(a, v, 8, 1000000, &x) != 0)
+            o->seconds = sec;
+            break;
+        }
+        case OPT_PAYLOAD:
+            if (parse_ll(flag, optarg, 8, 1000000, &x) != 0)
                 return -1;
             o->payload = (int)x;
-        } else if (strcmp(a, "--count") == 0) {
-            if (parse_ll(a, v, 0, 1000000000000LL, &x) != 0)
+            break;
+        case OPT_COUNT:
+            if (parse_ll(flag, optarg, 0, 1000000000000LL, &x) != 0)
                 return -1;
             o->count = x;
-        } else if (strcmp(a, "--max-pending") == 0) {
-            if (parse_ll(a, v, 1, 1000000, &x) != 0)
+            break;
+        case OPT_MAX_PENDING:
+            if (parse_ll(flag, optarg, 1, 1000000, &x) != 0)
                 return -1;
             o->max_pending = (int)x;
-        } else if (strcmp(a, "--batch") == 0) {
-            if (parse_ll(a, v, 1, 10000, &x) != 0)
+            break;
+        case OPT_BATCH:
+            if (parse_ll(flag, optarg, 1, 10000, &x) != 0)
                 return -1;
             o->batch = (int)x;
-        } else if (strcmp(a, "--keys") == 0) {
-            if (parse_ll(a, v, 1, 100000, &x) != 0)
+            break;
+        case OPT_KEYS:
+            if (parse_ll(flag, optarg, 1, 100000, &x) != 0)
                 return -1;
             o->keys = (int)x;
-        } else {
-            fprintf(stderr, "gamefn-bench raw: unknown option '%s'\n", a);
+            break;
+        default: /* getopt_long said what is wrong */
             return -1;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gamefn-bench raw: unexpected argument '%s'\n", argv[optind]);
+        return -1;
     }
     if (o->seconds == 0 && o->count == 0) {
         fprintf(stderr, "gamefn-bench raw: --seconds 0 needs a --count bound\n");
         return -1;
     }
-    unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)gf_raw_now_ns();
+    unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)gf_clock_mono_ns();
     snprintf(o->run_id, sizeof o->run_id, "%08x", id);
     return 0;
 }

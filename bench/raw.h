@@ -53,9 +53,8 @@ typedef struct gf_raw_results {
     gf_raw_latency reqrep_default; /* default options, for comparison */
 } gf_raw_results;
 
-/* Wall clock for phases (CLOCK_MONOTONIC), in seconds and nanoseconds. */
+/* gf_clock_mono_ns() in seconds, for phase timing. */
 double gf_raw_now(void);
-int64_t gf_raw_now_ns(void);
 
 /* true once a phase started at t0 has used its time or count budget. */
 bool gf_raw_done(const gf_raw_opts *o, double t0, long long done);

@@ -3,17 +3,18 @@
  * Msg-Id per message, then durable pull fetch + per-message ack of that stream.
  *
  * Design notes:
- * - Publish: js_PublishAsync with PublishAsync.MaxPending bounded (NATS-C.md §4.6:
- *   unbounded is slower and grows memory). A publish that stalls on the window
+ * - Publish: js_PublishAsync with PublishAsync.MaxPending bounded (an unbounded
+ *   window is slower and grows memory: docs/NATS-FACTS.md §9). A publish that stalls on the window
  *   returns NATS_TIMEOUT without sending, so it is retried; a stray re-send would
  *   come back as a Duplicate ack and fail the verification. The rate counts from
  *   the first publish until js_PublishAsyncComplete saw the last ack.
  * - Verification of publish: every message acked, none duplicate, none failed, and
  *   the stream holds exactly that many messages. The ack counters live on the heap
  *   and are only freed once no ack can arrive any more.
- * - Fetch: a durable created with js_AddConsumer (never implicitly, pitfall §4.3)
+ * - Fetch: a durable created with js_AddConsumer (never implicitly:
+ *   unsubscribing would delete it, docs/NATS-FACTS.md §4)
  *   with MaxAckPending raised above the default 1000, bound with so.Stream +
- *   so.Consumer. natsSubscription_Fetch returns early with partial batches (§4.7).
+ *   so.Consumer. natsSubscription_Fetch returns early with partial batches (NATS-FACTS §3).
  *   Each message carries its publish index in its first 8 bytes, so the fetch
  *   checks order and completeness as it goes; the clock stops after a Flush, once
  *   the server has read every ack; then the consumer must show ack floor = count,

@@ -4,7 +4,7 @@
  * Design notes:
  * - A KV CAS is a JetStream publish to $KV.<bucket>.<key> with
  *   ExpectLastSubjectSeq = the revision the writer last saw (what kvStore_Update
- *   does inside, NATS-C.md §2.8), so a lost race comes back as jsErrCode 10071.
+ *   does inside, docs/NATS-FACTS.md §7), so a lost race comes back as jsErrCode 10071.
  * - Sync: one key, one CAS in flight, each ack's sequence is the next expected
  *   revision. Pipelined: `keys` distinct keys, each with exactly one CAS in flight;
  *   the ack handler (nats.c thread) stores the key's new revision and queues the key

@@ -5,7 +5,7 @@
  * - A responder on its own connection echoes each request; a requester on a
  *   second connection times natsConnection_Request one at a time. Two passes: both
  *   connections with natsOptions_SetSendAsap(true) (what gamefn responders use,
- *   NATS-C.md §4.2), then both with default options, where nats.c's 1 ms flusher
+ *   docs/NATS-FACTS.md §1), then both with default options, where nats.c's 1 ms flusher
  *   delay dominates; the second pass is shorter (at most 2 s / 2000 requests)
  *   because it only shows that difference.
  * - The first 100 round trips are warm-up (the first one creates nats.c's reply
@@ -13,6 +13,7 @@
  *   which carry the request's index, so a stale or crossed reply fails the phase.
  * - Percentiles are nearest-rank over all measured samples.
  */
+#include "gamefn/clock.h"
 #include "raw.h"
 
 #include <math.h>
@@ -70,9 +71,9 @@ static int round_trip(natsConnection *q, const char *subj, char *payload, int le
 {
     natsMsg *reply = NULL;
     gf_raw_fill_payload(payload, len, (uint64_t)i);
-    int64_t t0 = gf_raw_now_ns();
+    int64_t t0 = gf_clock_mono_ns();
     natsStatus s = natsConnection_Request(&reply, q, subj, payload, len, 2000);
-    int64_t t1 = gf_raw_now_ns();
+    int64_t t1 = gf_clock_mono_ns();
     if (s != NATS_OK) {
         fprintf(stderr, "raw: request %lld: %s\n", i, nats_GetLastError(NULL));
         return -1;

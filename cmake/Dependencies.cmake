@@ -1,4 +1,7 @@
-# Every dependency comes through pkg-config as an imported target (see docs/BUILD notes in README).
+# Every dependency comes through pkg-config as an imported target. Not find_package(cnats):
+# Debian ships only nats.c's shared library, yet its CMake package file still declares
+# cnats::nats_static, which points at a file that is not installed; pkg-config's
+# `libnats` (not `nats`) is right.
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 pkg_check_modules(NATS REQUIRED IMPORTED_TARGET libnats)           # nats.c 3.4.1

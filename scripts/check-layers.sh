@@ -3,7 +3,7 @@
 # a public header, by the folder that implements it) includes only its own folder and
 # the folders below it. The layers, lowest first, and what each may use:
 #
-#   core       err, log, clock, names, utf8, backoff, time formatting
+#   core       err, log, clock + RFC 3339, names, utf8, backoff; wire constants
 #   config     YAML configuration                 uses core
 #   wire       error replies, partition hash      uses core
 #   nats       connection, errors, nkeys, KV      uses core, config
@@ -30,8 +30,9 @@ declare -A uses=(
 # Public headers, by the folder that implements them.
 declare -A owner=(
   [err.h]=core [log.h]=core [clock.h]=core [names.h]=core [utf8.h]=core [backoff.h]=core
+  [limits.h]=core [subjects.h]=core # constants only, shared by every layer
   [config.h]=config
-  [subjects.h]=wire [limits.h]=wire [wire_error.h]=wire [partition.h]=wire
+  [wire_error.h]=wire [partition.h]=wire
   [conn.h]=nats [kv.h]=nats [lease.h]=nats
   [provision.h]=provision
   [srv.h]=discovery

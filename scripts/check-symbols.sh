@@ -18,6 +18,7 @@ headers=("$root"/runtime/include/gamefn/*.h "$root"/runtime/gameserver/include/g
 bad=0
 for sym in $(nm -g --defined-only "${libs[@]}" | awk 'NF == 3 { print $3 }' | sort -u); do
   case "$sym" in
+    __*) ;; # reserved for the implementation: sanitizer instrumentation (__odr_asan...)
     gf__*) ;;
     gf_*)
       grep -qw -- "$sym" "${headers[@]}" || { echo "exported but in no public header: $sym" >&2; bad=1; } ;;

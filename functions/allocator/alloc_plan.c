@@ -18,7 +18,8 @@
 #include "gamefn/names.h"
 #include "join_sign.h"
 
-static gf_err say(char *why, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static gf_err say(char *why, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static gf_err say(char *why, size_t size, const char *fmt, ...)
 {
@@ -73,8 +74,8 @@ gf_err alloc_match_check(const Gamefn__V1__Match *m, alloc_match *out, char *why
         for (size_t k = 0; k < m->teams[t]->n_tickets; k++) {
             size_t members = m->teams[t]->tickets[k]->n_player_ids;
             if (members < 1 || members > GF_WIRE_PARTY_MAX)
-                return say(why, why_size, "teams[%zu].tickets[%zu] has %zu players (1..%d)", t,
-                           k, members, GF_WIRE_PARTY_MAX);
+                return say(why, why_size, "teams[%zu].tickets[%zu] has %zu players (1..%d)", t, k,
+                           members, GF_WIRE_PARTY_MAX);
             np += members;
         }
     }
@@ -94,8 +95,7 @@ gf_err alloc_match_check(const Gamefn__V1__Match *m, alloc_match *out, char *why
             const Gamefn__V1__MatchTicket *mt = m->teams[t]->tickets[k];
             if (!gf_name_id_ok(mt->ticket_id, GF_WIRE_ID_MAX, NULL, 0)) {
                 alloc_match_fini(out);
-                return say(why, why_size, "teams[%zu].tickets[%zu].ticket_id is not a token", t,
-                           k);
+                return say(why, why_size, "teams[%zu].tickets[%zu].ticket_id is not a token", t, k);
             }
             for (size_t i = 0; i < mt->n_player_ids; i++) {
                 if (!gf_name_id_ok(mt->player_ids[i], GF_WIRE_ID_MAX, NULL, 0)) {
@@ -170,8 +170,7 @@ static gf_err sign_one(const alloc_match *am, size_t ticket, const char *player,
 }
 
 gf_err alloc_assignments_build(const alloc_match *am, const Gamefn__V1__ServerRecord *server,
-                               const alloc_signer *signer, int64_t now_ms,
-                               alloc_assignments *out)
+                               const alloc_signer *signer, int64_t now_ms, alloc_assignments *out)
 {
     memset(out, 0, sizeof *out);
     size_t np = am->n_players ? am->n_players : 1, nt = am->n_tickets ? am->n_tickets : 1;

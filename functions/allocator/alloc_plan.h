@@ -56,8 +56,7 @@ typedef struct alloc_signer {
 /* The assignments of `am` on `server` at now_ms (assigned = issued = now, expires = now +
  * lifetime), each token signed over fresh claims with a random nonce. */
 gf_err alloc_assignments_build(const alloc_match *am, const Gamefn__V1__ServerRecord *server,
-                               const alloc_signer *signer, int64_t now_ms,
-                               alloc_assignments *out);
+                               const alloc_signer *signer, int64_t now_ms, alloc_assignments *out);
 void alloc_assignments_fini(alloc_assignments *a);
 
 #endif

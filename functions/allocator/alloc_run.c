@@ -171,7 +171,8 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
         gf_err err = settle_ticket(j, o, j->am.ticket_ids[i], &wrote);
         if (err != GF_OK)
             return err;
-        if (wrote && first && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
+        if (wrote && first &&
+            o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
             first = false;
             pause_at(j, "assigning");
         }
@@ -221,8 +222,8 @@ static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
 {
     fleet_candidate c[CANDIDATES];
     int64_t now = gf_clock_unix_ms();
-    size_t n = fleet_mirror_candidates(j->st->mirror, dc, j->am.n_players, now,
-                                       j->am.m->match_id, c, CANDIDATES);
+    size_t n = fleet_mirror_candidates(j->st->mirror, dc, j->am.n_players, now, j->am.m->match_id,
+                                       c, CANDIDATES);
     gf_err err = GF_ERR_NOT_FOUND;
     for (size_t i = 0; i < n && err != GF_OK; i++) {
         fleet_next next;
@@ -267,7 +268,8 @@ static gf_err take_server(job *j, fleet_written *out)
             return GF_ERR_NOT_FOUND;
         keep_alive(j);
         fleet_mirror_wait_change(j->st->mirror, &version,
-                                 left < j->st->cfg->wait_slice_ms ? left : j->st->cfg->wait_slice_ms);
+                                 left < j->st->cfg->wait_slice_ms ? left
+                                                                  : j->st->cfg->wait_slice_ms);
     }
 }
 
@@ -404,8 +406,8 @@ gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg)
     }
     err = allocate(&j);
     if (err != GF_OK && err != GF_ERR_PERMANENT)
-        gf_log_warn("match not finished; it will be redelivered", "match=%s err=%s",
-                    m->match_id, gf_err_str(err));
+        gf_log_warn("match not finished; it will be redelivered", "match=%s err=%s", m->match_id,
+                    gf_err_str(err));
     alloc_match_fini(&j.am);
     gamefn__v1__match__free_unpacked(m, NULL);
     return err == GF_ERR_PERMANENT ? err : retry_on(err);

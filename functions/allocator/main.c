@@ -66,8 +66,8 @@ static gf_err alloc_init(gf_fn *fn)
         gf_log_error("signing key not loaded", "why=\"%s\"", why);
         err = GF_ERR_CONFIG;
     }
-    st->signer = (alloc_signer){.sk = st->sk, .key_id = st->cfg->key_id,
-                                .lifetime_ms = st->cfg->token_lifetime_ms};
+    st->signer = (alloc_signer){
+        .sk = st->sk, .key_id = st->cfg->key_id, .lifetime_ms = st->cfg->token_lifetime_ms};
     if (err == GF_OK)
         err = check_ack_wait(fn, st);
     jsCtx *js = gf_fn_js(fn);

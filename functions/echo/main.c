@@ -1,16 +1,12 @@
 /* echo — wires echo_answer() to gamefn.v1.echo. */
-#include <time.h>
-
 #include "echo.h"
+#include "gamefn/clock.h"
 #include "gamefn/function.h"
 
 static gf_err on_echo(gf_fn *fn, const gf_msg *req, gf_reply *reply)
 {
     const echo_config *cfg = gf_fn_section(fn);
-    if (cfg->delay_ms > 0) {
-        struct timespec ts = {cfg->delay_ms / 1000, (cfg->delay_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    gf_clock_sleep_ms(cfg->delay_ms);
     uint8_t *out = NULL;
     size_t len = 0;
     gf_err err =

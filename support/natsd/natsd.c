@@ -35,22 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-long long gf_natsd_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
+#include "gamefn/clock.h"
 
 static int find_binary(char *out, size_t size)
 {
@@ -251,11 +238,11 @@ int gf_natsd_node_wait_ready(gf_natsd *s, long long deadline, bool full_mesh)
         }
         if (node_check(s, full_mesh, why, sizeof why) == 1)
             return 0;
-        if (gf_natsd_mono_ms() >= deadline) {
+        if (gf_clock_mono_ms() >= deadline) {
             fprintf(stderr, "natsd: %s not ready in time: %s\n", s->name, why);
             return -1;
         }
-        sleep_ms(25);
+        gf_clock_sleep_ms(25);
     }
 }
 
@@ -304,7 +291,7 @@ int gf_natsd_start(const gf_natsd_opts *opts, gf_natsd **out)
     }
     if (gf_natsd_node_write_config(s) != 0 || gf_natsd_node_spawn(s) != 0)
         goto fail;
-    if (gf_natsd_node_wait_ready(s, gf_natsd_mono_ms() + s->timeout_ms, false) != 0)
+    if (gf_natsd_node_wait_ready(s, gf_clock_mono_ms() + s->timeout_ms, false) != 0)
         goto fail;
     if (gf_natsd_node_write_config(s) != 0) /* pin the ports it chose, for restarts */
         goto fail;
@@ -374,7 +361,7 @@ int gf_natsd_restart(gf_natsd *s)
     node_stop(s, SIGTERM);
     if (gf_natsd_node_spawn(s) != 0)
         return -1;
-    if (gf_natsd_node_wait_ready(s, gf_natsd_mono_ms() + s->timeout_ms, false) != 0) {
+    if (gf_natsd_node_wait_ready(s, gf_clock_mono_ms() + s->timeout_ms, false) != 0) {
         gf_natsd_dump_log(s, 30);
         node_stop(s, SIGKILL);
         return -1;

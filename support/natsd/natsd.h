@@ -46,7 +46,7 @@ int gf_natsd_kill(gf_natsd *s);    /* SIGKILL, wait */
 int gf_natsd_restart(gf_natsd *s); /* same ports, config and store; waits until ready */
 void gf_natsd_free(gf_natsd *s);   /* stop if running, remove dir; NULL is fine */
 
-/* Additions (harness owner). */
+/* Logs, monitoring and probes, for tests that inspect a server. */
 const char *gf_natsd_name(const gf_natsd *s);     /* server_name, as in stream info Leader */
 const char *gf_natsd_log_path(const gf_natsd *s); /* server output, appended across restarts */
 void gf_natsd_dump_log(const gf_natsd *s, int max_lines); /* last lines to stderr */

@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gamefn/clock.h"
+
 struct gf_natsd_cluster {
     int n;
     char dir[PATH_MAX];
@@ -114,7 +116,7 @@ static int cluster_try(gf_natsd_cluster *c, const gf_natsd_opts *opts)
         if (gf_natsd_node_spawn(c->nodes[i]) != 0)
             return -1;
     }
-    long long deadline = gf_natsd_mono_ms() + c->nodes[0]->timeout_ms;
+    long long deadline = gf_clock_mono_ms() + c->nodes[0]->timeout_ms;
     for (int i = 0; i < c->n; i++) {
         if (gf_natsd_node_wait_ready(c->nodes[i], deadline, true) == 0)
             continue;

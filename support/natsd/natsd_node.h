@@ -43,8 +43,6 @@ struct gf_natsd {
     int route_ports[NATSD_MAX_NODES];
 };
 
-long long gf_natsd_mono_ms(void);
-
 /* A node object for an existing directory; nothing started yet. NULL on error. */
 gf_natsd *gf_natsd_node_new(const char *dir, const char *name, const gf_natsd_opts *opts);
 
@@ -54,7 +52,7 @@ int gf_natsd_node_write_config(const gf_natsd *s);
 /* Starts the process (stale ports files removed first). */
 int gf_natsd_node_spawn(gf_natsd *s);
 
-/* Polls until ready, the process exits, or the deadline (gf_natsd_mono_ms) passes.
+/* Polls until ready, the process exits, or the deadline (gf_clock_mono_ms) passes.
  * full_mesh: also require cluster_size - 1 routes (a forming cluster). */
 int gf_natsd_node_wait_ready(gf_natsd *s, long long deadline, bool full_mesh);
 

@@ -23,17 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
-enum { PROBE_MAX_RESPONSE = 4 * 1024 * 1024 };
+#include "gamefn/clock.h"
 
-static long long mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+enum { PROBE_MAX_RESPONSE = 4 * 1024 * 1024 };
 
 /* Port number at the end of a URL like "nats://127.0.0.1:4222"; 0 if absent. */
 static int url_port(json_t *arr)
@@ -124,7 +118,7 @@ static int connect_by(const char *host, int port, long long deadline, char *err,
         int rc = connect(fd, ai->ai_addr, ai->ai_addrlen);
         if (rc != 0 && errno == EINPROGRESS) {
             struct pollfd pfd = {fd, POLLOUT, 0};
-            long long left = deadline - mono_ms();
+            long long left = deadline - gf_clock_mono_ms();
             int soerr = ETIMEDOUT;
             socklen_t sl = sizeof soerr;
             if (left > 0 && poll(&pfd, 1, (int)left) == 1)
@@ -167,7 +161,7 @@ static char *read_until(int fd, long long deadline, int stop_at_newline, size_t 
             buf = nb;
             cap *= 2;
         }
-        long long left = deadline - mono_ms();
+        long long left = deadline - gf_clock_mono_ms();
         struct pollfd pfd = {fd, POLLIN, 0};
         if (left <= 0 || poll(&pfd, 1, (int)left) != 1) {
             snprintf(err, err_size, "timed out reading");
@@ -201,7 +195,7 @@ int gf_natsd_probe_info(const char *host, int port, int timeout_ms, json_t **inf
     int rc = -1;
     char *line = NULL;
     size_t len = 0;
-    long long deadline = mono_ms() + timeout_ms;
+    long long deadline = gf_clock_mono_ms() + timeout_ms;
     *info = NULL;
     int fd = connect_by(host, port, deadline, err, err_size);
     if (fd < 0)
@@ -237,7 +231,7 @@ int gf_natsd_probe_http(int port, const char *path, int timeout_ms, int *status,
     int rc = -1;
     char *resp = NULL, req[1024];
     size_t len = 0;
-    long long deadline = mono_ms() + timeout_ms;
+    long long deadline = gf_clock_mono_ms() + timeout_ms;
     *body = NULL;
     *status = 0;
     int fd = connect_by("127.0.0.1", port, deadline, err, err_size);

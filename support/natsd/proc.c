@@ -33,8 +33,9 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "gamefn/clock.h"
 
 extern char **environ;
 
@@ -232,20 +233,6 @@ int gf_proc_signal(gf_proc *p, int sig)
     return 0;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* One non-blocking reap attempt: 1 reaped, 0 still running, -1 error. */
 static int try_reap(gf_proc *p)
 {
@@ -270,15 +257,15 @@ int gf_proc_wait(gf_proc *p, int timeout_ms)
 {
     if (!p || p->pid <= 0)
         return 0;
-    long long deadline = now_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
+    long long deadline = gf_clock_mono_ms() + (timeout_ms < 0 ? 0 : timeout_ms);
     int nap = 1;
     for (;;) {
         int r = try_reap(p);
         if (r != 0)
             return r > 0 ? 0 : -1;
-        if (timeout_ms >= 0 && now_ms() >= deadline)
+        if (timeout_ms >= 0 && gf_clock_mono_ms() >= deadline)
             return -1;
-        sleep_ms(nap);
+        gf_clock_sleep_ms(nap);
         if (nap < 20)
             nap *= 2;
     }

@@ -1,6 +1,6 @@
 /*
- * support/population/population.h — seeded, replayable synthetic players (the population model of
- * ../shared/design/BENCHMARKS.md), as matchmaking tickets.
+ * support/population/population.h — seeded, replayable synthetic players, as
+ * matchmaking tickets. The model, which the match benchmark and the engine's tests share:
  *
  *   datacenters  8 with real coordinates, in 5 regions (na, eu, asia, sa, me)
  *   players      18 home metros weighted NA 35 %, EU 35 %, Asia 15 %, SA 8 %, OCE 4 %,

@@ -17,54 +17,53 @@
 #include "gamefn/wire_error.h"
 #include "join_sign.h"
 
-static const char config_template[] =
-    "nats:\n"
-    "  servers: [\"%s\"]\n"
-    "  reconnect_wait: 100ms\n"
-    "  reconnect_jitter: 50ms\n"
-    "  reconnect_max_wait: 500ms\n"
-    "log:\n"
-    "  level: info\n"
-    "runtime:\n"
-    "  drain_timeout: 5s\n"
-    "  fetch_batch: 8\n"
-    "  max_in_flight: 8\n"
-    "  fetch_expiry: 1s\n"
-    "  heartbeat: 250ms\n"
-    "jetstream:\n"
-    "  streams:\n"
-    "    - name: MATCHES\n"
-    "      subjects: [\"gamefn.v1.match.found.>\"]\n"
-    "      retention: workqueue\n"
-    "      max_age: 1h\n"
-    "      duplicate_window: 2m\n"
-    "  consumers:\n"
-    "    - stream: MATCHES\n"
-    "      name: allocator\n"
-    "      ack_wait: 30s\n"
-    "      max_deliver: 5\n"
-    "      backoff: %s\n"
-    "  buckets:\n"
-    "    - {name: tickets, history: 5}\n"
-    "    - {name: fleet}\n"
-    "    - {name: players}\n"
-    "    - {name: matches, ttl: 1d}\n"
-    "    - {name: leases}\n"
-    "functions:\n"
-    "  fleet:\n"
-    "    heartbeat_interval: 500ms\n"
-    "    heartbeat_timeout: 1500ms\n"
-    "    scale_interval: 200ms\n"
-    "    datacenters: [%s]\n"
-    "    join_keys:\n"
-    "      - {key_id: test, public_key: \"%s/test.pub\"}\n"
-    "%s"
-    "  allocator:\n"
-    "    signing_key: \"%s/test.key\"\n"
-    "    key_id: test\n"
-    "    deadline: 500ms\n"
-    "    wait_slice: 20ms\n"
-    "%s";
+static const char config_template[] = "nats:\n"
+                                      "  servers: [\"%s\"]\n"
+                                      "  reconnect_wait: 100ms\n"
+                                      "  reconnect_jitter: 50ms\n"
+                                      "  reconnect_max_wait: 500ms\n"
+                                      "log:\n"
+                                      "  level: info\n"
+                                      "runtime:\n"
+                                      "  drain_timeout: 5s\n"
+                                      "  fetch_batch: 8\n"
+                                      "  max_in_flight: 8\n"
+                                      "  fetch_expiry: 1s\n"
+                                      "  heartbeat: 250ms\n"
+                                      "jetstream:\n"
+                                      "  streams:\n"
+                                      "    - name: MATCHES\n"
+                                      "      subjects: [\"gamefn.v1.match.found.>\"]\n"
+                                      "      retention: workqueue\n"
+                                      "      max_age: 1h\n"
+                                      "      duplicate_window: 2m\n"
+                                      "  consumers:\n"
+                                      "    - stream: MATCHES\n"
+                                      "      name: allocator\n"
+                                      "      ack_wait: 30s\n"
+                                      "      max_deliver: 5\n"
+                                      "      backoff: %s\n"
+                                      "  buckets:\n"
+                                      "    - {name: tickets, history: 5}\n"
+                                      "    - {name: fleet}\n"
+                                      "    - {name: players}\n"
+                                      "    - {name: matches, ttl: 1d}\n"
+                                      "    - {name: leases}\n"
+                                      "functions:\n"
+                                      "  fleet:\n"
+                                      "    heartbeat_interval: 500ms\n"
+                                      "    heartbeat_timeout: 1500ms\n"
+                                      "    scale_interval: 200ms\n"
+                                      "    datacenters: [%s]\n"
+                                      "    join_keys:\n"
+                                      "      - {key_id: test, public_key: \"%s/test.pub\"}\n"
+                                      "%s"
+                                      "  allocator:\n"
+                                      "    signing_key: \"%s/test.key\"\n"
+                                      "    key_id: test\n"
+                                      "    deadline: 500ms\n"
+                                      "    wait_slice: 20ms\n"
+                                      "%s";
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
 {
@@ -205,8 +204,8 @@ Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char 
     snprintf(key, sizeof key, "%s.%s", dc, id);
     if (gf_kv_get(e->fleet, key, &en) != GF_OK)
         return NULL;
-    Gamefn__V1__ServerRecord *r = gamefn__v1__server_record__unpack(
-        NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    Gamefn__V1__ServerRecord *r =
+        gamefn__v1__server_record__unpack(NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
     kvEntry_Destroy(en);
     assert_non_null(r);
     return r;
@@ -321,9 +320,9 @@ void fleet_publish_match(fleet_env *e, const char *match_id, char *const *ticket
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = match_id;
-    assert_int_equal(js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len,
-                                &po, NULL),
-                     NATS_OK);
+    assert_int_equal(
+        js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len, &po, NULL),
+        NATS_OK);
 }
 
 Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id)
@@ -331,8 +330,8 @@ Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id)
     kvEntry *en = NULL;
     if (gf_kv_get(e->tickets, ticket_id, &en) != GF_OK)
         return NULL;
-    Gamefn__V1__TicketRecord *t = gamefn__v1__ticket_record__unpack(
-        NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    Gamefn__V1__TicketRecord *t =
+        gamefn__v1__ticket_record__unpack(NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
     kvEntry_Destroy(en);
     return t;
 }
@@ -345,10 +344,10 @@ Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id,
         if (t && (int)t->state == state)
             return t;
         if (waited >= timeout_ms)
-            fail_msg("ticket %s in state %d, not %d after %d ms", ticket_id,
-                     t ? (int)t->state : -1, state, timeout_ms);
+            fail_msg("ticket %s in state %d, not %d after %d ms", ticket_id, t ? (int)t->state : -1,
+                     state, timeout_ms);
         gamefn__v1__ticket_record__free_unpacked(t, NULL);
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
 }
 
@@ -358,9 +357,9 @@ int fleet_outcome_state(fleet_env *e, const char *match_id)
     if (gf_kv_get(e->matches, match_id, &en) != GF_OK)
         return 0;
     Gamefn__V1__MatchOutcome *o = NULL;
-    assert_int_equal(gf_outcome_decode(kvEntry_Value(en), (size_t)kvEntry_ValueLen(en), match_id,
-                                       &o, NULL),
-                     GF_OK);
+    assert_int_equal(
+        gf_outcome_decode(kvEntry_Value(en), (size_t)kvEntry_ValueLen(en), match_id, &o, NULL),
+        GF_OK);
     int state = (int)o->state;
     gf_outcome_free(o);
     kvEntry_Destroy(en);
@@ -387,7 +386,7 @@ bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms)
             fclose(f);
         if (found)
             return true;
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
     return false;
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "gamefn/clock.h"
 
 static const char config_template[] = "nats:\n"
                                       "  servers: [%s]\n"
@@ -39,12 +40,6 @@ static const char config_template[] = "nats:\n"
                                       "      replicas: %d\n"
                                       "functions:\n"
                                       "%s";
-
-void gf_fnenv_sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Writes the config and connects the test's own client to every server. */
 static int setup(gf_fnenv *env, const char *urls, int replicas, const char *functions_yaml)
@@ -178,7 +173,7 @@ bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int tim
             natsMsg_Destroy(reply);
             return true;
         }
-        gf_fnenv_sleep_ms(100);
+        gf_clock_sleep_ms(100);
     }
     return false;
 }
@@ -229,6 +224,6 @@ bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, 
             return true;
         if (waited >= timeout_ms)
             return false;
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
 }

@@ -73,6 +73,4 @@ int gf_fnenv_publish_job(gf_fnenv *env, const char *job);
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,
                          int timeout_ms);
 
-void gf_fnenv_sleep_ms(int ms);
-
 #endif

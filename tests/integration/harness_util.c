@@ -25,15 +25,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include "gamefn/clock.h"
 
 char th_tmpdir[256];
-
-long long th_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool th_pid_gone(pid_t pid)
 {
@@ -115,7 +109,7 @@ void th_add_stream(jsCtx *js, const char *name, const char *subject, int replica
     natsStatus s = NATS_ERR;
     jsErrCode jerr = 0;
     /* Right after a cluster forms the meta leader may not place R3 yet: retry briefly. */
-    for (long long deadline = th_mono_ms() + 10000; th_mono_ms() < deadline;) {
+    for (long long deadline = gf_clock_mono_ms() + 10000; gf_clock_mono_ms() < deadline;) {
         s = js_AddStream(NULL, js, &cfg, NULL, &jerr);
         if (s == NATS_OK)
             break;
@@ -153,7 +147,7 @@ int th_publish_range(jsCtx *js, const char *subject, int from, int to, long long
             jsPubAck_Destroy(pa);
             if (s == NATS_OK)
                 break;
-            if (th_mono_ms() > deadline) {
+            if (gf_clock_mono_ms() > deadline) {
                 fprintf(stderr, "publish %d: %s\n", i, nats_GetLastError(NULL));
                 return -1;
             }

@@ -16,7 +16,6 @@ struct FTW;
 /* The private TMPDIR th_group_setup() made for this test program. */
 extern char th_tmpdir[256];
 
-long long th_mono_ms(void);
 bool th_pid_gone(pid_t pid); /* kill(pid, 0) fails with ESRCH */
 bool th_path_exists(const char *path);
 void th_assert_no_children(void); /* waitpid(-1) finds no child at all */
@@ -30,7 +29,7 @@ jsCtx *th_js(natsConnection *nc); /* API wait 2 s; caller destroys */
 void th_add_stream(jsCtx *js, const char *name, const char *subject, int replicas);
 uint64_t th_stream_msgs(jsCtx *js, const char *name);
 /* Publishes "m-<i>" ids [from, to) with Msg-Id, each retried every 50 ms until acked
- * or the deadline (th_mono_ms); counts retries. 0 or -1. */
+ * or the deadline (gf_clock_mono_ms); counts retries. 0 or -1. */
 int th_publish_range(jsCtx *js, const char *subject, int from, int to, long long deadline,
                      int *retries);
 

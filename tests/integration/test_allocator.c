@@ -32,8 +32,8 @@
 #include "gamefn/join_token.h"
 #include "gamefn/subjects.h"
 
-#define QUEUED   GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED
-#define ASSIGNED GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
+#define QUEUED    GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED
+#define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 #define COMMITTED 1
 #define ABORTED   2
 
@@ -46,7 +46,7 @@ static gf_gamesim *sim_start(fleet_env *e, const char *dc, int n, int64_t play_m
     /* Registered once the fleet holds them. */
     for (int waited = 0; fleet_count(e) < (size_t)n; waited += 50) {
         assert_true(waited < 10000);
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
     return sim;
 }
@@ -66,8 +66,7 @@ static void assigned_end_to_end(void **state)
     fleet_claim_ticket(&e, "t-b", "m-1", queued);
     natsSubscription *status = NULL;
     assert_int_equal(
-        natsConnection_SubscribeSync(&status, e.fn.nc, GF_WIRE_SUBJ_TICKET_STATUS ".t-a"),
-        NATS_OK);
+        natsConnection_SubscribeSync(&status, e.fn.nc, GF_WIRE_SUBJ_TICKET_STATUS ".t-a"), NATS_OK);
     char *tickets[] = {"t-a", "t-b"};
     fleet_publish_match(&e, "m-1", tickets, 2, "eu");
 
@@ -85,12 +84,12 @@ static void assigned_end_to_end(void **state)
     memcpy(key.pk, e.pk, 32);
     const Gamefn__V1__JoinToken *tok = a->assignment->tokens[0];
     assert_int_equal(gf_join_token_verify_keys(tok->token.data, tok->token.len, &key, 1,
-                                               gf_clock_unix_ms(), 5000, "sim-eu-1", "p-t-a",
-                                               NULL, NULL),
+                                               gf_clock_unix_ms(), 5000, "sim-eu-1", "p-t-a", NULL,
+                                               NULL),
                      GF_OK);
     assert_int_equal(gf_join_token_verify_keys(tok->token.data, tok->token.len, &key, 1,
-                                               gf_clock_unix_ms(), 5000, "sim-eu-1", "p-t-b",
-                                               NULL, NULL),
+                                               gf_clock_unix_ms(), 5000, "sim-eu-1", "p-t-b", NULL,
+                                               NULL),
                      GF_ERR_CONFLICT);
     /* The owner was told on the status subject. */
     natsMsg *m = NULL;
@@ -111,13 +110,13 @@ static void assigned_end_to_end(void **state)
         gf_gamesim_stats_get(sim, &st);
         if (st.games_finished == 1 || waited > 10000)
             break;
-        gf_fnenv_sleep_ms(100);
+        gf_clock_sleep_ms(100);
     }
     assert_int_equal(st.games_finished, 1);
     assert_int_equal(st.tokens_ok, 2);
     assert_int_equal(st.tokens_bad, 0);
     for (int waited = 0; fleet_player_exists(&e, "p-t-a") && waited < 5000; waited += 50)
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     assert_false(fleet_player_exists(&e, "p-t-a"));
     assert_false(fleet_player_exists(&e, "p-t-b"));
     Gamefn__V1__ServerRecord *srv = fleet_record(&e, "eu", "sim-eu-1");
@@ -194,7 +193,7 @@ static void stale_server_never_allocated_and_dead_server_released(void **state)
     fleet_register(&e, "eu", "gs-stale");
     /* No sweep while the fleet is down: the record stays, stale after 1.5 s. */
     assert_true(gf_fnenv_stop(&fleet, 15000));
-    gf_fnenv_sleep_ms(1700);
+    gf_clock_sleep_ms(1700);
     fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
     fleet_claim_ticket(&e, "t-s1", "m-stale", gf_clock_unix_ms());
     char *ts[] = {"t-s1"};
@@ -210,10 +209,9 @@ static void stale_server_never_allocated_and_dead_server_released(void **state)
      * and dies mid-game: it is removed and its players released. */
     gf_proc fleet2 = {0};
     fleet_env_spawn(&e, &fleet2, FLEET_BIN, "fleet", "f2", NULL);
-    for (int waited = 0; (r = fleet_record(&e, "eu", "gs-stale")) && waited < 5000;
-         waited += 50) {
+    for (int waited = 0; (r = fleet_record(&e, "eu", "gs-stale")) && waited < 5000; waited += 50) {
         gamefn__v1__server_record__free_unpacked(r, NULL);
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     }
     assert_null(r);
     gf_gamesim *sim = sim_start(&e, "eu", 1, -1);
@@ -225,10 +223,10 @@ static void stale_server_never_allocated_and_dead_server_released(void **state)
     assert_true(fleet_player_exists(&e, "p-t-d1"));
     assert_int_equal(gf_gamesim_kill(sim, "sim-eu-1"), GF_OK);
     for (int waited = 0; fleet_count(&e) > 0 && waited < 6000; waited += 50)
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     assert_int_equal(fleet_count(&e), 0);
     for (int waited = 0; fleet_player_exists(&e, "p-t-d1") && waited < 3000; waited += 50)
-        gf_fnenv_sleep_ms(50);
+        gf_clock_sleep_ms(50);
     assert_false(fleet_player_exists(&e, "p-t-d1"));
     assert_int_equal(fleet_outcome_state(&e, "m-dies"), COMMITTED);
 
@@ -287,7 +285,7 @@ static void sigkill_at_every_step(void **state)
             bool settled = a->state == b->state && (a->state == ASSIGNED || a->state == QUEUED);
             if (outcome && settled)
                 break;
-            gf_fnenv_sleep_ms(100);
+            gf_clock_sleep_ms(100);
         }
         if (outcome == COMMITTED) {
             assert_int_equal(a->state, ASSIGNED);
@@ -366,14 +364,13 @@ static void sigkill_then_server_lost_returns_the_match(void **state)
     d.datacenter = "eu";
     d.reason = GAMEFN__V1__DEREGISTER_REASON__DEREGISTER_REASON_HIBERNATE;
     int code = 0;
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, &code,
-                                NULL, 0),
-                     GF_ERR_PERMANENT); /* allocated: it may not hibernate */
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, &code, NULL, 0),
+        GF_ERR_PERMANENT); /* allocated: it may not hibernate */
     assert_int_equal(code, 7);
     d.reason = GAMEFN__V1__DEREGISTER_REASON__DEREGISTER_REASON_SHUTDOWN;
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL,
-                                NULL, 0),
-                     GF_OK);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL, NULL, 0), GF_OK);
     assert_int_equal(fleet_outcome_state(&e, "m-lost"), ABORTED);
 
     fleet_env_spawn(&e, &rescuer, ALLOCATOR_BIN, "allocator", "rescuer", NULL);
@@ -401,9 +398,9 @@ static void malformed_matches_are_terminated(void **state)
     gf_gamesim *sim = sim_start(&e, "eu", 1, -1);
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    assert_int_equal(js_Publish(NULL, e.fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", "\xff\xff\xff",
-                                3, &po, NULL),
-                     NATS_OK);
+    assert_int_equal(
+        js_Publish(NULL, e.fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", "\xff\xff\xff", 3, &po, NULL),
+        NATS_OK);
     /* A Match whose ticket id is not a token, and one with no datacenter. */
     fleet_claim_ticket(&e, "t-ok", "m-bad", gf_clock_unix_ms());
     char *bad_ids[] = {"t.bad"};
@@ -419,7 +416,7 @@ static void malformed_matches_are_terminated(void **state)
         if (msgs == 0)
             break;
         assert_true(waited < 10000);
-        gf_fnenv_sleep_ms(100);
+        gf_clock_sleep_ms(100);
     }
     assert_true(fleet_log_has(&alloc, "match refused", 1000));
     Gamefn__V1__TicketRecord *t = fleet_ticket(&e, "t-ok");

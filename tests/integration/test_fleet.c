@@ -58,9 +58,8 @@ static void register_heartbeat_deregister_keys(void **state)
 
     /* Registering again is idempotent: one record. */
     r.port = 7002;
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base, NULL, NULL, NULL, NULL,
-                                0),
-                     GF_OK);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base, NULL, NULL, NULL, NULL, 0), GF_OK);
     assert_int_equal(fleet_count(&e), 1);
 
     /* Heartbeat: known server fine; unknown one NOT_FOUND (register again). */
@@ -69,9 +68,9 @@ static void register_heartbeat_deregister_keys(void **state)
     Gamefn__V1__HeartbeatRequest h = GAMEFN__V1__HEARTBEAT_REQUEST__INIT;
     h.server_id = "gs-404";
     h.datacenter = "eu";
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &h.base, NULL, NULL, &code,
-                                NULL, 0),
-                     GF_ERR_NOT_FOUND);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &h.base, NULL, NULL, &code, NULL, 0),
+        GF_ERR_NOT_FOUND);
     assert_int_equal(code, C_NOT_FOUND);
 
     /* Keys for gateways and tests; a named key; an unknown one. */
@@ -94,13 +93,12 @@ static void register_heartbeat_deregister_keys(void **state)
     d.server_id = "gs-1";
     d.datacenter = "eu";
     d.reason = GAMEFN__V1__DEREGISTER_REASON__DEREGISTER_REASON_HIBERNATE;
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL,
-                                NULL, 0),
-                     GF_OK);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL, NULL, 0), GF_OK);
     assert_null(fleet_record(&e, "eu", "gs-1"));
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, &code,
-                                NULL, 0),
-                     GF_ERR_NOT_FOUND);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, &code, NULL, 0),
+        GF_ERR_NOT_FOUND);
     assert_int_equal(fleet_count(&e), 0);
 
     assert_true(gf_fnenv_stop(&fleet, 15000));
@@ -110,7 +108,7 @@ static void register_heartbeat_deregister_keys(void **state)
 typedef struct bad_case {
     const char *name;
     const char *subject;
-    size_t size;   /* raw garbage of this size, when > 0 */
+    size_t size; /* raw garbage of this size, when > 0 */
     void (*fill)(Gamefn__V1__RegisterServerRequest *r);
     int code;
     const char *field;
@@ -205,8 +203,7 @@ static void bad_requests_change_nothing(void **state)
             r.port = 7000;
             r.capacity = 4;
             cases[i].fill(&r);
-            err = fleet_call(&e, cases[i].subject, &r.base, NULL, NULL, &code, field,
-                             sizeof field);
+            err = fleet_call(&e, cases[i].subject, &r.base, NULL, NULL, &code, field, sizeof field);
         }
         if (err == GF_OK || code != cases[i].code || strcmp(field, cases[i].field) != 0)
             fail_msg("%s: err %d code %d field '%s'", cases[i].name, err, code, field);
@@ -238,7 +235,7 @@ static void silent_server_is_removed(void **state)
     int64_t until = gf_clock_mono_ms() + 4000;
     while (gf_clock_mono_ms() < until) {
         assert_int_equal(fleet_heartbeat(&e, "eu", "gs-alive", NULL), GF_OK);
-        gf_fnenv_sleep_ms(300);
+        gf_clock_sleep_ms(300);
     }
     Gamefn__V1__ServerRecord *quiet = fleet_record(&e, "eu", "gs-quiet");
     Gamefn__V1__ServerRecord *alive = fleet_record(&e, "eu", "gs-alive");
@@ -304,8 +301,8 @@ static void warm_pool_follows_match_rate(void **state)
                      NATS_OK);
     fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
     gf_gamesim_dc dcs[] = {{.name = "eu", .initial = 5, .max = 30}};
-    gf_gamesim_opts so = {.dcs = dcs, .n_dcs = 1, .adapter = true, .start_delay_ms = 200,
-                          .play_ms = -1};
+    gf_gamesim_opts so = {
+        .dcs = dcs, .n_dcs = 1, .adapter = true, .start_delay_ms = 200, .play_ms = -1};
     gf_gamesim *sim = NULL;
     assert_int_equal(gf_gamesim_start(e.fn.nc, &so, &sim), GF_OK);
 
@@ -313,7 +310,7 @@ static void warm_pool_follows_match_rate(void **state)
     gf_gamesim_stats st;
     int64_t until = gf_clock_mono_ms() + 8000;
     do {
-        gf_fnenv_sleep_ms(200);
+        gf_clock_sleep_ms(200);
         gf_gamesim_stats_get(sim, &st);
     } while (st.hibernated < 4 && gf_clock_mono_ms() < until);
     assert_int_equal(st.hibernated, 4);
@@ -328,7 +325,7 @@ static void warm_pool_follows_match_rate(void **state)
     uint32_t peak = 0;
     for (int t = 0; t < 15; t++) {
         publish_demand(&e, 2);
-        gf_fnenv_sleep_ms(200);
+        gf_clock_sleep_ms(200);
         r = next_scale(sub, 10);
         if (r && r->target_free > peak)
             peak = r->target_free;
@@ -341,7 +338,7 @@ static void warm_pool_follows_match_rate(void **state)
     assert_true(peak >= 12 && peak <= 40);
     until = gf_clock_mono_ms() + 8000;
     do {
-        gf_fnenv_sleep_ms(200);
+        gf_clock_sleep_ms(200);
         gf_gamesim_stats_get(sim, &st);
     } while (st.free < 12 && gf_clock_mono_ms() < until);
     assert_true(st.free >= 12);
@@ -361,7 +358,7 @@ static void warm_pool_follows_match_rate(void **state)
     assert_int_equal(last, 1);
     until = gf_clock_mono_ms() + 8000;
     do {
-        gf_fnenv_sleep_ms(200);
+        gf_clock_sleep_ms(200);
         gf_gamesim_stats_get(sim, &st);
     } while (st.servers > 1 && gf_clock_mono_ms() < until);
     assert_int_equal(st.servers, 1);

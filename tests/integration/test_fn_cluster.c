@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 
 #define WORKER "tests/gamefn-test-worker"
 #define ECHO   "functions/echo/gamefn-echo"
@@ -37,7 +38,7 @@ static void publish_job(gf_fnenv *env, int i)
     for (int attempt = 0; attempt < 100; attempt++) {
         if (js_Publish(NULL, env->js, "test.jobs", job, (int)strlen(job), &po, NULL) == NATS_OK)
             return;
-        gf_fnenv_sleep_ms(100);
+        gf_clock_sleep_ms(100);
     }
     fail_msg("could not publish %s through the failover", job);
 }

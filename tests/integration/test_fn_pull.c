@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 
 #define WORKER "tests/gamefn-test-worker"
 
@@ -106,7 +107,7 @@ static void acks_after_success(void **state)
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 20000));
     assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
     /* Past the ack wait (2 s): nothing comes back, so every ack reached the server. */
-    gf_fnenv_sleep_ms(2500);
+    gf_clock_sleep_ms(2500);
     count(&env, &t);
     assert_int_equal(t.total, 200);
     for (int i = 0; i < 200; i++)
@@ -137,7 +138,7 @@ static void nak_redelivers_and_term_does_not(void **state)
     struct want want = {&t, 2};
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 10000));
     assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
-    gf_fnenv_sleep_ms(2500);
+    gf_clock_sleep_ms(2500);
     count(&env, &t);
     assert_int_equal(t.handled[0], 2);
     assert_int_equal(t.redelivered[0], 1);
@@ -164,7 +165,7 @@ static void in_progress_keeps_a_long_job_from_redelivery(void **state)
     struct want want = {&t, 1};
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 10000));
     assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
-    gf_fnenv_sleep_ms(2500);
+    gf_clock_sleep_ms(2500);
     count(&env, &t);
     assert_int_equal(t.total, 1);
     assert_int_equal(t.redelivered[0], 0);
@@ -227,7 +228,7 @@ static void sigterm_finishes_and_acks_what_it_holds(void **state)
     struct want want = {&t, 30};
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 30000));
     assert_true(gf_fnenv_eventually(consumer_settled, &env, NULL, 10000));
-    gf_fnenv_sleep_ms(2500); /* past the ack wait: a late redelivery would show now */
+    gf_clock_sleep_ms(2500); /* past the ack wait: a late redelivery would show now */
     count(&env, &t);
     for (int i = 0; i < 30; i++) {
         if (t.redelivered[i] != 0) {
@@ -278,10 +279,10 @@ static void pulls_resume_after_nats_restarts(void **state)
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 10000));
 
     assert_int_equal(gf_natsd_stop(env.natsd), 0);
-    gf_fnenv_sleep_ms(1500);
+    gf_clock_sleep_ms(1500);
     assert_true(gf_proc_running(&w)); /* rides out the outage */
     assert_int_equal(gf_natsd_restart(env.natsd), 0);
-    gf_fnenv_sleep_ms(500); /* our own client reconnects too */
+    gf_clock_sleep_ms(500); /* our own client reconnects too */
     publish_jobs(&env, 10, 20, NULL);
     want.distinct = 20;
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 30000));

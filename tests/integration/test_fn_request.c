@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "fn_support.h"
+#include "gamefn/clock.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/wire_error.h"
 
@@ -200,7 +201,7 @@ static void sigterm_answers_the_request_in_flight(void **state)
     assert_int_equal(natsConnection_SubscribeSync(&sub, env.nc, inbox), NATS_OK);
     assert_int_equal(natsConnection_PublishRequest(env.nc, "gamefn.v1.echo", inbox, "x", 1),
                      NATS_OK);
-    gf_fnenv_sleep_ms(200); /* the handler is now sleeping inside the request */
+    gf_clock_sleep_ms(200); /* the handler is now sleeping inside the request */
     gf_proc_signal(&a, SIGTERM);
 
     natsMsg *reply = NULL;
@@ -227,7 +228,7 @@ static void starts_before_nats_and_connects_when_it_comes(void **state)
 
     assert_int_equal(gf_fnenv_spawn(&env, &a, ECHO, "early", NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &b, ECHO, "quitter", NULL), 0);
-    gf_fnenv_sleep_ms(700);
+    gf_clock_sleep_ms(700);
     assert_true(gf_proc_running(&a));
     /* SIGTERM while NATS is away is a clean stop. */
     assert_true(gf_fnenv_stop(&b, 5000));

@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
 #include "harness_util.h"
 #include "natsd.h"
 #include "proc.h"
@@ -71,7 +72,7 @@ static void test_orphaned_server_dies(void **state)
     /* We are a subreaper, so the orphaned server is now our child: it must have
      * been SIGKILLed by PR_SET_PDEATHSIG. */
     pid_t r = 0;
-    for (long long deadline = th_mono_ms() + 5000; r == 0 && th_mono_ms() < deadline;) {
+    for (long long deadline = gf_clock_mono_ms() + 5000; r == 0 && gf_clock_mono_ms() < deadline;) {
         r = waitpid(spid, &st, WNOHANG);
         if (r == 0)
             nats_Sleep(10);
@@ -219,7 +220,8 @@ static void test_jetstream_survives_restart_and_kill(void **state)
     natsConnection *nc = th_connect(urls, 1);
     jsCtx *js = th_js(nc);
     th_add_stream(js, "HARNESS", "harness.>", 1);
-    assert_int_equal(th_publish_range(js, "harness.a", 0, 100, th_mono_ms() + 10000, &retries), 0);
+    assert_int_equal(
+        th_publish_range(js, "harness.a", 0, 100, gf_clock_mono_ms() + 10000, &retries), 0);
     assert_int_equal(th_stream_msgs(js, "HARNESS"), 100);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
@@ -235,8 +237,8 @@ static void test_jetstream_survives_restart_and_kill(void **state)
     nc = th_connect(urls, 1);
     js = th_js(nc);
     assert_int_equal(th_stream_msgs(js, "HARNESS"), 100);
-    assert_int_equal(th_publish_range(js, "harness.b", 100, 150, th_mono_ms() + 10000, &retries),
-                     0);
+    assert_int_equal(
+        th_publish_range(js, "harness.b", 100, 150, gf_clock_mono_ms() + 10000, &retries), 0);
     assert_int_equal(th_stream_msgs(js, "HARNESS"), 150);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
@@ -319,11 +321,11 @@ static void test_bad_inputs(void **state)
     /* A config the server rejects: start fails fast, leaves no process, no dir. */
     gf_natsd_opts bad = {.extra_config = "this is { not a valid config",
                          .start_timeout_ms = 100000};
-    long long t0 = th_mono_ms();
+    long long t0 = gf_clock_mono_ms();
     assert_int_equal(gf_natsd_start(&bad, &s), -1);
     assert_null(s);
     /* It noticed the exit instead of waiting out the (huge) start timeout. */
-    assert_true(th_mono_ms() - t0 < 50000);
+    assert_true(gf_clock_mono_ms() - t0 < 50000);
     assert_int_equal(th_count_entries(th_tmpdir), 0);
 
     /* A missing binary. */

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
 #include "harness_util.h"
 #include "natsd.h"
 #include "proc.h"
@@ -73,7 +74,8 @@ static void test_cluster_failover(void **state)
     jsCtx *js = th_js(nc);
     th_add_stream(js, "HCLUSTER", "hcluster.>", 3);
     int retries = 0;
-    assert_int_equal(th_publish_range(js, "hcluster.e", 0, 200, th_mono_ms() + 15000, &retries), 0);
+    assert_int_equal(
+        th_publish_range(js, "hcluster.e", 0, 200, gf_clock_mono_ms() + 15000, &retries), 0);
 
     /* Kill the stream leader: publishing must resume on a new leader. */
     jsStreamInfo *si = NULL;
@@ -87,15 +89,16 @@ static void test_cluster_failover(void **state)
     assert_int_equal(gf_natsd_kill(leader), 0);
     assert_true(th_pid_gone(leader_pid));
 
-    assert_int_equal(th_publish_range(js, "hcluster.e", 200, 400, th_mono_ms() + 40000, &retries),
-                     0);
+    assert_int_equal(
+        th_publish_range(js, "hcluster.e", 200, 400, gf_clock_mono_ms() + 40000, &retries), 0);
     fprintf(stderr, "cluster failover: %d publish retries while the leader was down\n", retries);
     assert_int_equal(th_stream_msgs(js, "HCLUSTER"), 400);
 
     /* The killed node comes back on its ports and catches up. */
     assert_int_equal(gf_natsd_restart(leader), 0);
     bool current = false;
-    for (long long deadline = th_mono_ms() + 15000; !current && th_mono_ms() < deadline;) {
+    for (long long deadline = gf_clock_mono_ms() + 15000;
+         !current && gf_clock_mono_ms() < deadline;) {
         current = replicas_current(js, "HCLUSTER");
         if (!current)
             nats_Sleep(100);

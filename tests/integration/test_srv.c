@@ -64,11 +64,11 @@ static int setup(void **state)
     f->client = connect_to(gf_natsd_url(f->server));
 
     gf_srv_info m = {"matcher", "0.3.1", "m-1", "matchmaking ticks", matcher_eps, 1};
-    assert_int_equal(gf_srv_start(f->nc1, &m, &f->m1), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc1, &m, &f->m1, NULL, 0), GF_OK);
     m.id = "m-2";
-    assert_int_equal(gf_srv_start(f->nc2, &m, &f->m2), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc2, &m, &f->m2, NULL, 0), GF_OK);
     gf_srv_info in = {"intake", "1.0.0-rc.1", "i-1", NULL, intake_eps, 3};
-    assert_int_equal(gf_srv_start(f->nc1, &in, &f->intake), GF_OK);
+    assert_int_equal(gf_srv_start(f->nc1, &in, &f->intake, NULL, 0), GF_OK);
     *state = f;
     return 0;
 }
@@ -279,10 +279,10 @@ static void test_invalid_start_subscribes_nothing(void **state)
 
     gf_log_level saved = gf_log_get_level();
     gf_log_set_level(GF_LOG_OFF);
-    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv), GF_ERR_INVALID);
+    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv, NULL, 0), GF_ERR_INVALID);
     bad.version = "1.0.0";
     bad.name = "gh.ost";
-    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv), GF_ERR_INVALID);
+    assert_int_equal(gf_srv_start(f->nc1, &bad, &srv, NULL, 0), GF_ERR_INVALID);
     gf_log_set_level(saved);
     assert_null(srv);
     ask(f->client, "$SRV.PING.ghost", 0, &r);
@@ -342,7 +342,7 @@ static void test_stop_after_connection_closed(void **state)
     gf_srv_info info = {"closing", "0.0.1", "c-1", NULL, NULL, 0};
     replies r;
 
-    assert_int_equal(gf_srv_start(nc, &info, &srv), GF_OK);
+    assert_int_equal(gf_srv_start(nc, &info, &srv, NULL, 0), GF_OK);
     ask(f->client, "$SRV.PING.closing", 1, &r);
     assert_ids(&r, (const char *const[]){"c-1"}, 1);
     replies_free(&r);

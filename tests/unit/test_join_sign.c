@@ -14,11 +14,11 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "gamefn/join_token.h"
+#include "gamefn/v1/match.pb-c.h"
 #include "join_sign.h"
 #include "join_vectors.h"
 #include "test_hex.h"
-#include "gamefn/join_token.h"
-#include "gamefn/v1/match.pb-c.h"
 
 static void test_join_token_golden(void **state)
 {

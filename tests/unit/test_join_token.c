@@ -15,11 +15,11 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "gamefn/join_token.h"
+#include "gamefn/v1/match.pb-c.h"
 #include "join_sign.h"
 #include "join_vectors.h"
 #include "test_hex.h"
-#include "gamefn/join_token.h"
-#include "gamefn/v1/match.pb-c.h"
 
 static const int64_t expires_ms = 1767225660000;
 

@@ -1,5 +1,5 @@
 /*
- * test_match_population.c — the benchmark's synthetic population (bench/population.c):
+ * test_match_population.c — the benchmark's synthetic population (support/population):
  * replayable (same seed, same tickets, however the run is cut), different seeds differ,
  * every ticket is valid for the engine, and the model's shares come out as configured.
  */

@@ -97,7 +97,7 @@ static void test_ping(void **state)
     gf_srv *srv = NULL;
     char *text = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     assert_int_equal(gf_srv_ping_json(srv, &text), GF_OK);
     json_t *root = parse(text);
     check_standard(root, "io.nats.micro.v1.ping_response");
@@ -112,7 +112,7 @@ static void test_info_answer(void **state)
     gf_srv *srv = NULL;
     char *text = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     assert_int_equal(gf_srv_info_json(srv, &text), GF_OK);
     json_t *root = parse(text);
     check_standard(root, "io.nats.micro.v1.info_response");
@@ -138,7 +138,7 @@ static void test_info_no_description_no_endpoints(void **state)
     gf_srv *srv = NULL;
     char *text = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     assert_int_equal(gf_srv_info_json(srv, &text), GF_OK);
     json_t *root = parse(text);
     assert_string_equal(str_field(root, "description"), "");
@@ -174,7 +174,7 @@ static void test_stats_initial(void **state)
     gf_srv *srv = NULL;
     char *text = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     assert_int_equal(gf_srv_stats_json(srv, &text), GF_OK);
     json_t *root = parse(text);
     check_standard(root, "io.nats.micro.v1.stats_response");
@@ -201,7 +201,7 @@ static void test_stats_record(void **state)
     gf_srv_info info = test_info();
     gf_srv *srv = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     /* endpoint 0: three successes, average truncated: 601 / 3 = 200 */
     gf_srv_record(srv, 0, 100, NULL);
     gf_srv_record(srv, 0, 200, NULL);
@@ -270,7 +270,7 @@ static void test_stats_concurrent(void **state)
     pthread_t th[THREADS];
     record_arg args[THREADS];
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     for (int t = 0; t < THREADS; t++) {
         args[t] = (record_arg){srv, (size_t)(t % 2), PER_THREAD};
         assert_int_equal(pthread_create(&th[t], NULL, record_thread, &args[t]), 0);
@@ -328,6 +328,15 @@ static void test_validation(void **state)
         {"endpoint empty token", "a", "1.0.0", "i", NULL, {"e", "a..b", NULL}, 1, false},
         {"endpoint trailing dot", "a", "1.0.0", "i", NULL, {"e", "a.", NULL}, 1, false},
         {"endpoint bad queue", "a", "1.0.0", "i", NULL, {"e", "a.b", "q.1"}, 1, false},
+        /* gamefn/names.h: a wildcard is a whole token, as config and provisioning say */
+        {"endpoint wildcard inside a token",
+         "a",
+         "1.0.0",
+         "i",
+         NULL,
+         {"e", "a*b.c", NULL},
+         1,
+         false},
     };
     gf_log_level saved = gf_log_get_level();
     gf_log_set_level(GF_LOG_OFF);
@@ -339,16 +348,19 @@ static void test_validation(void **state)
                             bad[i].null_eps ? NULL : &bad[i].ep,
                             bad[i].eps_len};
         gf_srv *srv = (gf_srv *)&info; /* must be reset to NULL */
-        gf_err err = gf_srv_create(&info, &srv);
+        char why[256] = "";
+        gf_err err = gf_srv_create(&info, &srv, why, sizeof why);
         if (err != GF_ERR_INVALID)
             fail_msg("case '%s': got %s, want invalid", bad[i].what, gf_err_str(err));
+        if (why[0] == '\0')
+            fail_msg("case '%s': refused without saying why", bad[i].what);
         assert_null(srv);
         /* start validates before touching the connection */
         srv = (gf_srv *)&info;
-        assert_int_equal(gf_srv_start(NULL, &info, &srv), GF_ERR_INVALID);
+        assert_int_equal(gf_srv_start(NULL, &info, &srv, NULL, 0), GF_ERR_INVALID);
         assert_null(srv);
     }
-    assert_int_equal(gf_srv_create(NULL, &(gf_srv *){NULL}), GF_ERR_INVALID);
+    assert_int_equal(gf_srv_create(NULL, &(gf_srv *){NULL}, NULL, 0), GF_ERR_INVALID);
     gf_log_set_level(saved);
 
     static const char *const good_versions[] = {
@@ -363,9 +375,10 @@ static void test_validation(void **state)
     for (size_t i = 0; i < sizeof good_versions / sizeof good_versions[0]; i++) {
         gf_srv_info info = {"svc_1-a", good_versions[i], "id-1", NULL, NULL, 0};
         gf_srv *srv = NULL;
-        gf_err err = gf_srv_create(&info, &srv);
+        char why[256] = "";
+        gf_err err = gf_srv_create(&info, &srv, why, sizeof why);
         if (err != GF_OK)
-            fail_msg("version '%s' refused: %s", good_versions[i], gf_err_str(err));
+            fail_msg("version '%s' refused: %s (%s)", good_versions[i], gf_err_str(err), why);
         gf_srv_stop(srv);
     }
     gf_srv_stop(NULL);
@@ -382,7 +395,7 @@ static void test_copies_input(void **state)
     gf_srv *srv = NULL;
     char *text = NULL;
 
-    assert_int_equal(gf_srv_create(&info, &srv), GF_OK);
+    assert_int_equal(gf_srv_create(&info, &srv, NULL, 0), GF_OK);
     memset(name, 'X', sizeof name - 1);
     memset(subject, 'X', sizeof subject - 1);
     assert_int_equal(gf_srv_info_json(srv, &text), GF_OK);

@@ -19,14 +19,14 @@
 #include <cmocka.h>
 #include <sodium.h>
 
-#include "gamefn/v1/error.pb-c.h"
-#include "gamefn/v1/match.pb-c.h"
-#include "gamefn/v1/ticket.pb-c.h"
-#include "test_hex.h"
 #include "gamefn/limits.h"
 #include "gamefn/partition.h"
 #include "gamefn/utf8.h"
+#include "gamefn/v1/error.pb-c.h"
+#include "gamefn/v1/match.pb-c.h"
+#include "gamefn/v1/ticket.pb-c.h"
 #include "gamefn/wire_error.h"
+#include "test_hex.h"
 
 enum {
     C_INVALID = GAMEFN__V1__ERROR_CODE__ERROR_CODE_INVALID_ARGUMENT,

@@ -1,4 +1,7 @@
-/* cli.h — subcommands of the gamefn operator CLI. Each returns a process exit code. */
+/*
+ * cli.h — subcommands of the gamefn operator CLI. Each returns a process exit code
+ * and parses its own options with getopt_long: argv[0] is the command's name.
+ */
 #ifndef GAMEFN_CLI_H
 #define GAMEFN_CLI_H
 

@@ -39,25 +39,34 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     const char *path = getenv("GAMEFN_CONFIG");
     if (!path || !path[0])
         path = "config/gamefn.yaml";
-    int i = 1;
-    for (; i < argc && argv[i][0] == '-'; i++) {
-        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    int c;
+    /* "+": stop at the command; the options after it are the command's own. */
+    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            path = optarg;
+            break;
+        case 'h':
             usage(stdout);
             return 0;
-        } else {
+        default:
             usage(stderr);
             return 2;
         }
     }
-    if (i >= argc) {
+    if (optind >= argc) {
         usage(stderr);
         return 2;
     }
+    int i = optind;
     const char *cmd = argv[i];
     gf_log_init("gamefn", GF_LOG_INFO);
     if (strcmp(cmd, "keygen") == 0)

@@ -1,4 +1,6 @@
 /* provision_cmd.c — `gamefn provision [--update]`: every asset in config, once. */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,13 +10,24 @@
 
 int gf_cli_provision(const gf_config *cfg, int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"update", no_argument, NULL, 'u'},
+        {NULL, 0, NULL, 0},
+    };
     bool update = false;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--update") != 0) {
-            fprintf(stderr, "gamefn provision: unknown option '%s' (only --update)\n", argv[i]);
+    int c;
+    optind = 0; /* a fresh scan: argv is the command's */
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (c != 'u') {
+            fprintf(stderr, "usage: gamefn provision [--update]\n");
             return 2;
         }
         update = true;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gamefn provision: unexpected argument '%s' (only --update)\n",
+                argv[optind]);
+        return 2;
     }
     gf_conn *conn = NULL;
     gf_err err = gf_conn_open(&cfg->nats, "gamefn-cli", NULL, 10000, &conn);

@@ -5,6 +5,8 @@
  * group), so one request with an inbox collects all of them; we stop after
  * --wait ms (default 500).
  */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +42,23 @@ static void print_instance(const char *data, int len)
 
 int gf_cli_services(const gf_config *cfg, int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        {"wait", required_argument, NULL, 'w'},
+        {NULL, 0, NULL, 0},
+    };
     int64_t wait_ms = 500;
-    char *end = NULL;
-    if (argc == 3 && strcmp(argv[1], "--wait") == 0)
-        wait_ms = strtoll(argv[2], &end, 10);
-    else if (argc != 1)
-        wait_ms = -1;
-    if (wait_ms <= 0 || wait_ms > 60000 || (end && *end)) {
-        fprintf(stderr, "gamefn services: --wait must be 1..60000 ms\n");
+    int c;
+    optind = 0; /* a fresh scan: argv is the command's */
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        char *end = NULL;
+        wait_ms = c == 'w' ? strtoll(optarg, &end, 10) : -1;
+        if (wait_ms <= 0 || wait_ms > 60000 || (end && *end)) {
+            fprintf(stderr, "gamefn services: --wait must be 1..60000 ms\n");
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "gamefn services: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
     gf_conn *conn = NULL;

@@ -274,7 +274,7 @@ void gf_config_arena_free(struct gf_config_arena *arena);
 gf_err gf_config_parse_duration_ms(const char *text, int64_t *out);
 gf_err gf_config_parse_size(const char *text, int64_t *out);
 
-/* ---- additions (after the first contract; nothing above changed) -------- */
+/* ---- formatting, tables, reference ---------------------------------------- */
 
 /* The inverse of the parsers, for logs and messages ("stream EVENTS: max_age is 1h on the
  * server, 7d in config"): the largest unit that is exact. 90000 -> "90s", 0 -> "0",

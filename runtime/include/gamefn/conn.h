@@ -2,13 +2,13 @@
  * gamefn/conn.h — a NATS connection and JetStream context from config.
  *
  * - servers list (config nats.servers or GAMEFN_NATS_URL), reconnect forever with
- *   exponential backoff plus uniform jitter (reconnect_wait doubling up to
- *   reconnect_max_wait, + up to reconnect_jitter);
+ *   exponential backoff plus uniform jitter (gf_backoff_ms: reconnect_wait doubling
+ *   up to reconnect_max_wait, + up to reconnect_jitter);
  * - credentials file, nkey seed file, or user and password; TLS with CA, client
  *   cert and key;
  * - connection name "<function>-<instance id>", visible in the server's /connz;
  * - SendAsap on, because responders otherwise pay nats.c's 1 ms flusher delay
- *   (NATS-C.md §4.2);
+ *   (docs/NATS-FACTS.md §1);
  * - disconnect, reconnect, close and async errors are logged.
  *
  * Ownership: gf_conn_open() returns a gf_conn that owns the natsConnection and the
@@ -47,9 +47,5 @@ int64_t gf_conn_reconnects(gf_conn *c);
 /* Drains subscriptions and pending publishes (bounded by timeout_ms), then closes
  * and frees. NULL is fine. */
 void gf_conn_close(gf_conn *c, int64_t timeout_ms);
-
-/* Backoff used between reconnect attempts (exposed for unit tests):
- * min(max, base * 2^(attempt-1)) + jitter_sample, where jitter_sample is in [0, jitter]. */
-int64_t gf_conn_backoff_ms(const gf_nats_config *cfg, int attempt, int64_t jitter_sample);
 
 #endif

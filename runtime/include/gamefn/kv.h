@@ -2,7 +2,7 @@
  * gamefn/kv.h — JetStream KV helpers: compare-and-set with a real conflict code.
  *
  * nats.c 3.4.1's kvStore_Update reports a lost compare-and-set only as NATS_ERR with
- * the text "wrong last sequence" (NATS-C.md §2.8). These wrappers turn that into
+ * the text "wrong last sequence" (docs/NATS-FACTS.md §7). These wrappers turn that into
  * GF_ERR_CONFLICT once, here, so callers can branch on it. Any other failure
  * (GF_ERR_TIMEOUT, GF_ERR_UNAVAILABLE) means the outcome is unknown: re-read the key.
  * The kvStore is borrowed; thread-safety is nats.c's (kvStore calls are thread-safe).

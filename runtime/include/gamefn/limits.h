@@ -1,6 +1,6 @@
 /*
  * gamefn/limits.h — the limits every decoder and validator enforces
- * (docs/PROTOCOL.md, "Limits"; keep the two in step), and the join-token layout.
+ * (docs/PROTOCOL.md §5; keep the two in step), and the join-token layout.
  *
  * Constants only: no code, no dependencies. tests/unit/test_wire.c checks that the
  * limits fit each other (the largest valid claims fit a token, the largest valid

@@ -1,5 +1,5 @@
 /*
- * gamefn/partition.h — the event partition of a player (docs/PROTOCOL.md, "Events").
+ * gamefn/partition.h — the event partition of a player (docs/PROTOCOL.md §9, "Partitions").
  *
  * It must equal nats-server's {{partition(n,1)}} subject mapping, which is FNV-1a-32 of
  * the token's bytes mod n, so producers, consumers and tests can compute it

@@ -14,6 +14,11 @@
  *    conflicts).
  *  A KV bucket is checked through its backing stream KV_<bucket>.
  *
+ * Logging: one line per asset provisioned (created, unchanged, updated; warn when the
+ * server keeps a value other than the configured one). A failure is not logged here: it
+ * is returned, with res->message naming the asset and what is wrong, for the caller to
+ * log once where it handles it.
+ *
  * Threads: synchronous, call from one thread. The jsCtx is borrowed.
  */
 #ifndef GAMEFN_PROVISION_H
@@ -45,8 +50,18 @@ gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool upda
 gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
                            gf_provision_result *res);
 
+/* The asset of that name in cfg's jetstream section, as above. When config has none:
+ * GF_ERR_CONFIG, with res->message "stream NAME is not in config (jetstream.streams)"
+ * (buckets, consumers alike). For what a function declares it uses by name. */
+gf_err gf_provision_stream_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res);
+gf_err gf_provision_bucket_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res);
+gf_err gf_provision_consumer_named(jsCtx *js, const gf_config *cfg, const char *stream,
+                                   const char *name, gf_provision_result *res);
+
 /* Everything in `js_cfg`: streams first, then buckets, then consumers. Stops at the first error,
- * with res->message naming the asset. Logs one line per asset. */
+ * with res->message naming the asset. */
 gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool update,
                         gf_provision_result *res);
 

@@ -44,15 +44,18 @@ typedef struct gf_srv_info {
 
 typedef struct gf_srv gf_srv;
 
-/* Validates `info` (GF_ERR_INVALID, logged, when the name is not [A-Za-z0-9_-]+, the
- * version is not semver, the id is not a single subject token, or an endpoint is
- * malformed), copies it and subscribes the nine $SRV subjects. */
-gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out);
+/* Validates `info`, copies it and subscribes the nine $SRV subjects. GF_ERR_INVALID when
+ * the name is not [A-Za-z0-9_-]+, the version is not semver, the id is not a single
+ * subject token, or an endpoint is malformed (name, subject or queue group, by
+ * gamefn/names.h); other errors when subscribing fails. On failure `why` (may be NULL)
+ * says what is wrong, for the caller to log; nothing is logged here. */
+gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out, char *why,
+                    size_t why_size);
 
 /* Same validation and copy as gf_srv_start(), but subscribes nothing: the JSON
  * builders and gf_srv_record() work, nobody answers on $SRV. For unit tests and
  * tools. Free with gf_srv_stop(). */
-gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out);
+gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t why_size);
 
 /* Records one handled request on endpoint `index`: processing time in nanoseconds,
  * and `error` (NULL on success) as "code:description" is kept as last_error

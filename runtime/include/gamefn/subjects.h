@@ -1,6 +1,6 @@
 /*
  * gamefn/subjects.h — the subjects, queue groups and header names of the wire
- * protocol (docs/PROTOCOL.md, "Subjects"; keep the two in step).
+ * protocol (docs/PROTOCOL.md §2 and §4; keep them in step).
  *
  * Constants only: no code, no dependencies.
  */

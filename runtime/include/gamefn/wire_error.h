@@ -1,6 +1,6 @@
 /*
  * gamefn/wire_error.h — error replies: gf_err <-> gamefn.v1.ErrorCode, and the
- * headers and Error body of a reply (docs/PROTOCOL.md, "Errors").
+ * headers and Error body of a reply (docs/PROTOCOL.md §3).
  *
  * A responder builds a gf_wire_error and sets the headers itself, e.g.
  *

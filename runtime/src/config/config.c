@@ -7,6 +7,11 @@
  * the result arena whole, so a failed load leaves nothing behind and *out untouched
  * (NULL). The `functions:` key is the one place the walker does not descend by
  * itself: only the caller's own entry is read, with the caller's table.
+ *
+ * Folder runtime/src/config/: the YAML configuration: parsing (config_yaml.c), the
+ * table walker (config_walk.c, config_value.c, config_units.c), the runtime's own
+ * tables (config_schema*.c), checks across keys (config_check.c), environment
+ * overrides (config_env.c) and the reference printer. It may use core/ only: no NATS.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,6 +87,20 @@ out:
     return rc;
 }
 
+/* What every parse starts with: an error to fill (the caller's or `local`), cleared; a
+ * name for messages; a walker. Returns the error to fill. */
+static gf_config_error *parse_begin(gf_config_error *err, gf_config_error *local, const char **name,
+                                    cfg_walk *w)
+{
+    if (!err)
+        err = local;
+    gf__cfg_error_clear(err);
+    if (!*name)
+        *name = "<string>";
+    gf__cfg_walk_init(w, *name, NULL, err);
+    return err;
+}
+
 gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
                              const gf_config_section *section, gf_config **out,
                              gf_config_error *err)
@@ -94,12 +113,7 @@ gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
     cfg_walk w;
     gf_err rc = GF_OK;
 
-    if (!err)
-        err = &local;
-    gf__cfg_error_clear(err);
-    if (!name)
-        name = "<string>";
-    gf__cfg_walk_init(&w, name, NULL, err);
+    err = parse_begin(err, &local, &name, &w);
     if (!out || (!yaml && len) ||
         (section && (!section->name || !*section->name || !section->table))) {
         gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_load");
@@ -231,12 +245,7 @@ gf_err gf_config_parse_table(const char *name, const char *yaml, size_t len,
     cfg_walk w;
     gf_err rc = GF_OK;
 
-    if (!err)
-        err = &local;
-    gf__cfg_error_clear(err);
-    if (!name)
-        name = "<string>";
-    gf__cfg_walk_init(&w, name, NULL, err);
+    err = parse_begin(err, &local, &name, &w);
     if (!table || !out || !arena_out || (!yaml && len) || table->size == 0) {
         gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_parse_table");
         return GF_ERR_INVALID;

@@ -1,11 +1,10 @@
 /*
  * config_check.c — semantic checks (see config_check.h).
  *
- * Design notes: the name rules are the server's (nats-server 2.9 refuses stream and
- * consumer names with whitespace, '.', '*', '>' and path separators, and KV buckets
- * outside [A-Za-z0-9_-]); checking them here turns a provisioning failure at runtime
- * into a config error with a line number. Cross-object checks are quadratic in the
- * number of assets, which is a handful.
+ * Design notes: checking names (gamefn/names.h, from the table's validate hooks) and
+ * these rules at load time turns a provisioning failure at runtime into a config error
+ * with a line number. Cross-object checks are quadratic in the number of assets, which
+ * is a handful.
  */
 #include "config_check.h"
 
@@ -15,78 +14,6 @@
 static bool is_ctl(unsigned char c)
 {
     return c < 0x20 || c == 0x7f;
-}
-
-const char *gf__cfg_check_name(const char *name)
-{
-    if (!name || !*name)
-        return "is empty";
-    if (strlen(name) > CFG_NAME_MAX)
-        return "is longer than 255 bytes";
-    for (const char *p = name; *p; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c == ' ' || is_ctl(c))
-            return "contains whitespace or a control character";
-        if (strchr(".*>/\\", c))
-            return "contains one of '.', '*', '>', '/', '\\' (NATS forbids them in names)";
-    }
-    return NULL;
-}
-
-static bool is_word(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-}
-
-const char *gf__cfg_check_bucket_name(const char *name)
-{
-    if (!name || !*name)
-        return "is empty";
-    if (strlen(name) > CFG_NAME_MAX)
-        return "is longer than 255 bytes";
-    for (const char *p = name; *p; p++) {
-        if (!is_word((unsigned char)*p))
-            return "may hold only letters, digits, '_' and '-'";
-    }
-    return NULL;
-}
-
-const char *gf__cfg_check_subject(const char *subject)
-{
-    if (!subject || !*subject)
-        return "is empty";
-    const char *tok = subject;
-    for (const char *p = subject;; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (c != '\0' && (c == ' ' || is_ctl(c)))
-            return "contains whitespace or a control character";
-        if (c != '.' && c != '\0')
-            continue;
-        size_t n = (size_t)(p - tok);
-        if (n == 0)
-            return "has an empty token ('..' or a leading/trailing '.')";
-        if (n > 1 && (memchr(tok, '*', n) || memchr(tok, '>', n)))
-            return "uses '*' or '>' inside a token (a wildcard must be a whole token)";
-        if (n == 1 && *tok == '>' && c != '\0')
-            return "has '>' before the last token";
-        if (c == '\0')
-            return NULL;
-        tok = p + 1;
-    }
-}
-
-const char *gf__cfg_check_instance_id(const char *id)
-{
-    if (!id || !*id)
-        return "is empty";
-    if (strlen(id) > CFG_INSTANCE_ID_MAX)
-        return "is longer than 64 bytes";
-    for (const char *p = id; *p; p++) {
-        if (!is_word((unsigned char)*p))
-            return "may hold only letters, digits, '_' and '-'";
-    }
-    return NULL;
 }
 
 const char *gf__cfg_check_server_url(const char *url)

@@ -1,11 +1,12 @@
 /*
- * config_check.h — private: semantic checks that no single row can express: names
- * NATS would refuse, subject syntax, authentication options that exclude each other,
- * and the checks across objects of the jetstream section (duplicate names, a consumer
- * on a stream that is not configured).
+ * config_check.h — private: semantic checks that no single row can express: server
+ * URLs, authentication options that exclude each other, and the checks across objects
+ * of the jetstream section (duplicate names, a consumer on a stream that is not
+ * configured). Names and subjects are checked with gamefn/names.h, the rules every
+ * other part of the runtime uses.
  *
- * The name/subject checks return NULL when fine, otherwise a static phrase for the
- * caller's message. Nothing here allocates.
+ * The URL check returns NULL when fine, otherwise a static phrase for the caller's
+ * message. Nothing here allocates.
  */
 #ifndef GAMEFN_CONFIG_CHECK_H
 #define GAMEFN_CONFIG_CHECK_H
@@ -13,16 +14,6 @@
 #include "config_walk.h"
 #include "gamefn/config.h"
 
-enum { CFG_NAME_MAX = 255, CFG_INSTANCE_ID_MAX = 64 };
-
-/* Stream and consumer names: no whitespace, '.', '*', '>', '/', '\\', control bytes. */
-const char *gf__cfg_check_name(const char *name);
-/* KV bucket names: [A-Za-z0-9_-]+ (what nats.c and the server accept). */
-const char *gf__cfg_check_bucket_name(const char *name);
-/* Subject (wildcards '*' and a final '>' allowed): non-empty tokens, no whitespace. */
-const char *gf__cfg_check_subject(const char *subject);
-/* runtime.instance_id: [A-Za-z0-9_-], 1..64 bytes (it becomes part of keys and ids). */
-const char *gf__cfg_check_instance_id(const char *id);
 /* One server URL: "nats://host:port", "tls://host:port" or "host:port". */
 const char *gf__cfg_check_server_url(const char *url);
 

@@ -16,6 +16,8 @@
 #include "config_check.h"
 #include "config_error.h"
 #include "config_value.h"
+#include "gamefn/limits.h"
+#include "gamefn/names.h"
 
 typedef struct string_var {
     const char *var;
@@ -131,8 +133,8 @@ gf_err gf__cfg_env_apply(gf_config *cfg, gf_config_error *err)
     if ((v = env("GAMEFN_LOG_LEVEL")) != NULL && (rc = apply_level(cfg, v, err)) != GF_OK)
         return rc;
     if ((v = env("GAMEFN_INSTANCE_ID")) != NULL) {
-        const char *why = gf__cfg_check_instance_id(v);
-        if (why) {
+        char why[GF_NAME_WHY_MAX];
+        if (!gf_name_id_ok(v, GF_WIRE_ID_MAX, why, sizeof why)) {
             gf__cfg_error_set(err, "GAMEFN_INSTANCE_ID", 0, 0, "runtime.instance_id",
                               "instance id %s", why);
             return GF_ERR_CONFIG;

@@ -17,6 +17,8 @@
 #include "config_check.h"
 #include "config_schema.h"
 #include "gamefn/config.h"
+#include "gamefn/limits.h"
+#include "gamefn/names.h"
 
 /* ---- nats --------------------------------------------------------------- */
 
@@ -186,13 +188,14 @@ static const gf_cfg_table log_table = {"log", sizeof(gf_log_config), log_rows, N
 static bool runtime_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_runtime_config *r = obj;
-    const char *why = r->instance_id ? gf__cfg_check_instance_id(r->instance_id) : NULL;
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (r->instance_id && !gf_name_id_ok(r->instance_id, GF_WIRE_ID_MAX, why, sizeof why)) {
         p->key = "instance_id";
         snprintf(p->text, sizeof(p->text), "instance_id %s", why);
         return false;
     }
-    /* The server refuses a pull request whose idle heartbeat exceeds half its expiry. */
+    /* The server refuses a pull request whose idle heartbeat exceeds half its expiry
+     * (docs/NATS-FACTS.md §3). */
     if (r->heartbeat_ms > 0 && r->heartbeat_ms > r->fetch_expiry_ms / 2) {
         p->key = "heartbeat";
         snprintf(p->text, sizeof(p->text), "must be at most half of fetch_expiry");

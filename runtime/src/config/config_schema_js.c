@@ -14,6 +14,7 @@
 #include "config_check.h"
 #include "config_schema.h"
 #include "gamefn/config.h"
+#include "gamefn/names.h"
 
 /* ---- jetstream ---------------------------------------------------------- */
 
@@ -33,14 +34,14 @@ static const gf_cfg_enum_value deliver_names[] = {
 static bool stream_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_stream_config *s = obj;
-    const char *why = gf__cfg_check_name(s->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(s->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
     for (size_t i = 0; i < s->subjects_len; i++) {
-        if ((why = gf__cfg_check_subject(s->subjects[i])) != NULL) {
+        if (!gf_name_subject_ok(s->subjects[i], true, why, sizeof why)) {
             p->key = "subjects";
             snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
             return false;
@@ -59,7 +60,7 @@ static const gf_cfg_field stream_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_stream_config, name),
      .required = true,
-     .help = "stream name (no spaces, '.', '*', '>', '/', '\\')"},
+     .help = "stream name, up to 255 bytes (no spaces, '.', '*', '>', '/', '\\')"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_stream_config, description),
@@ -135,18 +136,18 @@ const gf_cfg_table gf__cfg_stream_table = {"stream", sizeof(gf_stream_config), s
 static bool consumer_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_consumer_config *c = obj;
-    const char *why = gf__cfg_check_name(c->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "consumer name %s", why);
         return false;
     }
-    if ((why = gf__cfg_check_name(c->stream)) != NULL) {
+    if (!gf_name_asset_ok(c->stream, why, sizeof why)) {
         p->key = "stream";
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
-    if (c->filter_subject && (why = gf__cfg_check_subject(c->filter_subject)) != NULL) {
+    if (c->filter_subject && !gf_name_subject_ok(c->filter_subject, true, why, sizeof why)) {
         p->key = "filter_subject";
         snprintf(p->text, sizeof(p->text), "filter_subject %s", why);
         return false;
@@ -183,7 +184,7 @@ static const gf_cfg_field consumer_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_consumer_config, name),
      .required = true,
-     .help = "durable name, unique per stream"},
+     .help = "durable name, unique per stream (the rules of stream names)"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_consumer_config, description),
@@ -242,8 +243,8 @@ const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_conf
 static bool bucket_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_bucket_config *b = obj;
-    const char *why = gf__cfg_check_bucket_name(b->name);
-    if (why) {
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_bucket_ok(b->name, why, sizeof why)) {
         p->key = "name";
         snprintf(p->text, sizeof(p->text), "bucket name %s", why);
         return false;
@@ -256,7 +257,7 @@ static const gf_cfg_field bucket_rows[] = {
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_bucket_config, name),
      .required = true,
-     .help = "bucket name ([A-Za-z0-9_-]); backed by stream KV_<name>"},
+     .help = "bucket name ([A-Za-z0-9_-], up to 252 bytes); backed by stream KV_<name>"},
     {.key = "description",
      .type = GF_CFG_STRING,
      .offset = offsetof(gf_bucket_config, description),

@@ -184,6 +184,13 @@ static gf_err list_header(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v)
     return GF_OK;
 }
 
+/* A list field's array pointer and its count, into the struct. */
+static void store_list(const gf_cfg_field *f, void *base, void *items, size_t count)
+{
+    memcpy((unsigned char *)base + f->offset, &items, sizeof(items));
+    memcpy((unsigned char *)base + f->count_offset, &count, sizeof(count));
+}
+
 static gf_err read_scalar_list(cfg_walk *w, const gf_cfg_field *f, const cfg_node *v, void *base)
 {
     gf_err rc = list_header(w, f, v);
@@ -217,8 +224,7 @@ static gf_err read_scalar_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
         if (rc != GF_OK)
             return rc;
     }
-    memcpy((unsigned char *)base + f->offset, &items, sizeof(items));
-    memcpy((unsigned char *)base + f->count_offset, &v->count, sizeof(size_t));
+    store_list(f, base, items, v->count);
     return GF_OK;
 }
 
@@ -246,8 +252,7 @@ static gf_err read_object_list(cfg_walk *w, const gf_cfg_field *f, const cfg_nod
         if (rc != GF_OK)
             return rc;
     }
-    memcpy((unsigned char *)base + f->offset, &items, sizeof(items));
-    memcpy((unsigned char *)base + f->count_offset, &v->count, sizeof(size_t));
+    store_list(f, base, items, v->count);
     return GF_OK;
 }
 

@@ -1,4 +1,12 @@
-/* err.c — names of gf_err values, for logs and error replies. */
+/*
+ * err.c — names of gf_err values, for logs and error replies.
+ *
+ * Folder runtime/src/core/: what every other part of the runtime, and pure code
+ * outside it, builds on: the error type (err.c), logging (log.c), the clock and the
+ * RFC 3339 formatter (clock.c), the retry delay (backoff.c), the rules for names and
+ * subjects (names.c) and the UTF-8 check (utf8.c), plus the wire constants
+ * (gamefn/limits.h, gamefn/subjects.h). It uses libc only and no other folder.
+ */
 #include "gamefn/err.h"
 
 static const char *const names[GF_ERR__COUNT] = {

@@ -11,7 +11,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
+
+#include "gamefn/clock.h"
 
 static char log_fn[64] = "gamefn";
 static volatile gf_log_level log_level = GF_LOG_INFO;
@@ -98,16 +99,11 @@ void gf_log(gf_log_level level, const char *msg, const char *fields, ...)
 
     char line[2048];
     char quoted[512];
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
+    char ts[GF_CLOCK_RFC3339_MAX];
 
-    int n =
-        snprintf(line, sizeof line, "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s fn=%s msg=%s",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 ts.tv_nsec / 1000000L, level_names[level], log_fn,
-                 gf_log_quote(quoted, sizeof quoted, msg));
+    int n = snprintf(line, sizeof line, "ts=%s level=%s fn=%s msg=%s",
+                     gf_clock_rfc3339(gf_clock_unix_ns(), 3, ts, sizeof ts), level_names[level],
+                     log_fn, gf_log_quote(quoted, sizeof quoted, msg));
     if (n < 0)
         return;
     if ((size_t)n < sizeof line - 2 && fields && fields[0]) {

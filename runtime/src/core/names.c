@@ -9,23 +9,9 @@
  */
 #include "gamefn/names.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
-static bool refuse(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static bool refuse(char *why, size_t why_size, const char *fmt, ...)
-{
-    if (why && why_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
+#include "core/why.h"
 
 static bool is_space_or_ctl(unsigned char c)
 {
@@ -42,13 +28,13 @@ static bool is_word(unsigned char c)
 static bool word_ok(const char *s, size_t max, char *why, size_t why_size)
 {
     if (!s || !*s)
-        return refuse(why, why_size, "is empty");
+        return gf__why(why, why_size, "is empty");
     size_t n = strlen(s);
     if (n > max)
-        return refuse(why, why_size, "is longer than %zu bytes", max);
+        return gf__why(why, why_size, "is longer than %zu bytes", max);
     for (size_t i = 0; i < n; i++) {
         if (!is_word((unsigned char)s[i]))
-            return refuse(why, why_size, "may hold only letters, digits, '_' and '-'");
+            return gf__why(why, why_size, "may hold only letters, digits, '_' and '-'");
     }
     return true;
 }
@@ -66,15 +52,15 @@ bool gf_name_bucket_ok(const char *s, char *why, size_t why_size)
 bool gf_name_asset_ok(const char *s, char *why, size_t why_size)
 {
     if (!s || !*s)
-        return refuse(why, why_size, "is empty");
+        return gf__why(why, why_size, "is empty");
     if (strlen(s) > GF_NAME_MAX)
-        return refuse(why, why_size, "is longer than %d bytes", GF_NAME_MAX);
+        return gf__why(why, why_size, "is longer than %d bytes", GF_NAME_MAX);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (is_space_or_ctl(*p))
-            return refuse(why, why_size, "contains whitespace or a control character");
+            return gf__why(why, why_size, "contains whitespace or a control character");
         if (strchr(".*>/\\", *p))
-            return refuse(why, why_size,
-                          "contains one of '.', '*', '>', '/', '\\' (NATS forbids them in names)");
+            return gf__why(why, why_size,
+                           "contains one of '.', '*', '>', '/', '\\' (NATS forbids them in names)");
     }
     return true;
 }
@@ -82,12 +68,13 @@ bool gf_name_asset_ok(const char *s, char *why, size_t why_size)
 bool gf_name_token_ok(const char *s, char *why, size_t why_size)
 {
     if (!s || !*s)
-        return refuse(why, why_size, "is empty");
+        return gf__why(why, why_size, "is empty");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (is_space_or_ctl(*p))
-            return refuse(why, why_size, "contains whitespace or a control character");
+            return gf__why(why, why_size, "contains whitespace or a control character");
         if (strchr(".*>", *p))
-            return refuse(why, why_size, "contains '.', '*' or '>' (it must be one subject token)");
+            return gf__why(why, why_size,
+                           "contains '.', '*' or '>' (it must be one subject token)");
     }
     return true;
 }
@@ -95,26 +82,26 @@ bool gf_name_token_ok(const char *s, char *why, size_t why_size)
 bool gf_name_subject_ok(const char *s, bool wildcards, char *why, size_t why_size)
 {
     if (!s || !*s)
-        return refuse(why, why_size, "is empty");
+        return gf__why(why, why_size, "is empty");
     const char *tok = s;
     for (const char *p = s;; p++) {
         unsigned char c = (unsigned char)*p;
         if (c != '\0' && is_space_or_ctl(c))
-            return refuse(why, why_size, "contains whitespace or a control character");
+            return gf__why(why, why_size, "contains whitespace or a control character");
         if (c != '.' && c != '\0')
             continue;
         size_t n = (size_t)(p - tok);
         if (n == 0)
-            return refuse(why, why_size, "has an empty token ('..' or a leading/trailing '.')");
+            return gf__why(why, why_size, "has an empty token ('..' or a leading/trailing '.')");
         bool wild = memchr(tok, '*', n) || memchr(tok, '>', n);
         if (wild && !wildcards)
-            return refuse(why, why_size,
-                          "contains a wildcard ('*' or '>'), which a publish cannot");
+            return gf__why(why, why_size,
+                           "contains a wildcard ('*' or '>'), which a publish cannot");
         if (wild && n > 1)
-            return refuse(why, why_size,
-                          "uses '*' or '>' inside a token (a wildcard must be a whole token)");
+            return gf__why(why, why_size,
+                           "uses '*' or '>' inside a token (a wildcard must be a whole token)");
         if (n == 1 && *tok == '>' && c != '\0')
-            return refuse(why, why_size, "has '>' before the last token");
+            return gf__why(why, why_size, "has '>' before the last token");
         if (c == '\0')
             return true;
         tok = p + 1;

@@ -2,7 +2,7 @@
  * srv.c — $SRV discovery (NATS services protocol, ADR-32) on plain subscriptions.
  *
  * Design notes:
- *  - nats.c 3.4.1 has no micro API, so we answer the protocol's three verbs
+ *  - nats.c 3.4.1 has no micro API (docs/NATS-FACTS.md §1), so we answer the protocol's three verbs
  *    ourselves. Nine plain (non-queue) subscriptions: $SRV.<VERB>,
  *    $SRV.<VERB>.<name> and $SRV.<VERB>.<name>.<id> for PING, INFO and STATS.
  *    They are not queue subscriptions on purpose: discovery wants every
@@ -20,7 +20,11 @@
  *    with stop never touches freed memory.
  *  - Validation follows ADR-32: the name is [A-Za-z0-9_-]+, the version is
  *    checked with the regular expression semver.org suggests (as POSIX ERE).
- *    The id must be one subject token, since it ends up in a subject.
+ *    The id must be one subject token, since it ends up in a subject. Names,
+ *    tokens and subjects are checked with gamefn/names.h like everywhere else.
+ *
+ * Folder runtime/src/discovery/: $SRV discovery, this file. It may use core/ and
+ * nats/; endpoints record their requests through gf_srv_record().
  */
 #include "gamefn/srv.h"
 
@@ -34,7 +38,11 @@
 
 #include <jansson.h>
 
+#include "core/why.h"
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
+#include "gamefn/names.h"
+#include "gamefn/utf8.h"
 #include "nats/nats_err.h"
 
 enum { SRV_NVERBS = 3, SRV_NSUBS = 9, SRV_LAST_ERROR_MAX = 256 };
@@ -62,7 +70,7 @@ struct gf_srv {
     char *version;
     char *id;
     char *description;
-    char started[96]; /* RFC 3339, UTC, nanoseconds (sized for any int tm fields) */
+    char started[GF_CLOCK_RFC3339_MAX]; /* RFC 3339, UTC, nanoseconds */
     srv_endpoint *eps;
     size_t eps_len;
 
@@ -73,49 +81,6 @@ struct gf_srv {
 };
 
 /* ---- validation ----------------------------------------------------------- */
-
-static bool srv_name_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (const char *p = s; *p; p++) {
-        char c = *p;
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '-' || c == '_';
-        if (!ok)
-            return false;
-    }
-    return true;
-}
-
-/* A single subject token: printable, no separators or wildcards. */
-static bool srv_token_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0')
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || *p == '.' || *p == '*' || *p == '>')
-            return false;
-    }
-    return true;
-}
-
-/* A publishable subject: tokens separated by single dots (wildcards allowed,
- * since an endpoint may listen on one). */
-static bool srv_subject_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '.')
-        return false;
-    char prev = '\0';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f)
-            return false;
-        if (*p == '.' && prev == '.')
-            return false;
-        prev = (char)*p;
-    }
-    return prev != '.';
-}
 
 /* semver.org's suggested expression, written for POSIX ERE (no \d, no (?:)). */
 static const char srv_semver_re[] = "^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)"
@@ -136,71 +101,61 @@ static gf_err srv_semver_ok(const char *s, bool *ok)
     return GF_OK;
 }
 
-/* JSON strings must be UTF-8; jansson is the judge (NULL counts as ""). */
+/* JSON strings must be UTF-8 (NULL counts as ""). */
 static bool srv_utf8_ok(const char *s)
 {
-    if (s == NULL)
-        return true;
-    json_t *j = json_string(s);
-    json_decref(j);
-    return j != NULL;
+    return s == NULL || gf_utf8_valid(s, strlen(s));
 }
 
-static gf_err srv_validate(const gf_srv_info *info)
+/* Fills `why` and returns GF_ERR_INVALID. */
+#define srv_problem(why, why_size, ...) (gf__why((why), (why_size), __VA_ARGS__), GF_ERR_INVALID)
+
+/* GF_OK, or GF_ERR_INVALID with what is wrong in `why` (GF_ERR_NOMEM from regcomp). */
+static gf_err srv_validate(const gf_srv_info *info, char *why, size_t why_size)
 {
+    char name_why[GF_NAME_WHY_MAX], q[128], q2[256];
     bool semver = false;
     gf_err err;
 
-    if (info == NULL) {
-        gf_log_error("srv: no service info", NULL);
-        return GF_ERR_INVALID;
-    }
-    if (!srv_name_ok(info->name)) {
-        char q[128];
-        gf_log_error("srv: invalid service name", "name=%s want=\"[A-Za-z0-9_-]+\"",
-                     gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"));
-        return GF_ERR_INVALID;
-    }
+    if (info == NULL)
+        return srv_problem(why, why_size, "no service info");
+    if (!gf_name_id_ok(info->name, GF_NAME_MAX, name_why, sizeof name_why))
+        return srv_problem(why, why_size, "service name %s %s",
+                           gf_log_quote(q, sizeof q, info->name ? info->name : "(null)"), name_why);
     err = srv_semver_ok(info->version, &semver);
     if (err != GF_OK)
         return err;
-    if (!semver) {
-        char q[128];
-        gf_log_error("srv: version is not semver", "name=%s version=%s", info->name,
-                     gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
-        return GF_ERR_INVALID;
-    }
-    if (!srv_token_ok(info->id)) {
-        char q[128];
-        gf_log_error("srv: instance id must be one subject token", "name=%s id=%s", info->name,
-                     gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"));
-        return GF_ERR_INVALID;
-    }
-    if (info->endpoints_len > 0 && info->endpoints == NULL) {
-        gf_log_error("srv: endpoints_len without endpoints", "name=%s", info->name);
-        return GF_ERR_INVALID;
-    }
-    if (!srv_utf8_ok(info->description)) {
-        gf_log_error("srv: description is not valid UTF-8", "name=%s", info->name);
-        return GF_ERR_INVALID;
-    }
+    if (!semver)
+        return srv_problem(why, why_size, "service %s: version %s is not semver", info->name,
+                           gf_log_quote(q, sizeof q, info->version ? info->version : "(null)"));
+    if (!gf_name_token_ok(info->id, name_why, sizeof name_why))
+        return srv_problem(why, why_size, "service %s: instance id %s %s", info->name,
+                           gf_log_quote(q, sizeof q, info->id ? info->id : "(null)"), name_why);
+    if (info->endpoints_len > 0 && info->endpoints == NULL)
+        return srv_problem(why, why_size, "service %s: endpoints_len without endpoints",
+                           info->name);
+    if (!srv_utf8_ok(info->description))
+        return srv_problem(why, why_size, "service %s: description is not valid UTF-8", info->name);
     for (size_t i = 0; i < info->endpoints_len; i++) {
         const gf_srv_endpoint *ep = &info->endpoints[i];
-        if (!srv_utf8_ok(ep->subject) || !srv_utf8_ok(ep->queue_group)) {
-            gf_log_error("srv: endpoint subject or queue group is not valid UTF-8",
-                         "name=%s endpoint=%zu", info->name, i);
-            return GF_ERR_INVALID;
-        }
-        if (!srv_name_ok(ep->name) || !srv_subject_ok(ep->subject) ||
-            (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
-             !srv_token_ok(ep->queue_group))) {
-            char q1[128], q2[256];
-            gf_log_error("srv: invalid endpoint",
-                         "name=%s endpoint=%zu endpoint_name=%s subject=%s", info->name, i,
-                         gf_log_quote(q1, sizeof q1, ep->name ? ep->name : "(null)"),
-                         gf_log_quote(q2, sizeof q2, ep->subject ? ep->subject : "(null)"));
-            return GF_ERR_INVALID;
-        }
+        const char *what = NULL;
+        if (!srv_utf8_ok(ep->subject) || !srv_utf8_ok(ep->queue_group))
+            return srv_problem(why, why_size,
+                               "service %s: endpoint %zu: subject or queue group is not valid "
+                               "UTF-8",
+                               info->name, i);
+        if (!gf_name_id_ok(ep->name, GF_NAME_MAX, name_why, sizeof name_why))
+            what = "name";
+        else if (!gf_name_subject_ok(ep->subject, true, name_why, sizeof name_why))
+            what = "subject";
+        else if (ep->queue_group != NULL && ep->queue_group[0] != '\0' &&
+                 !gf_name_token_ok(ep->queue_group, name_why, sizeof name_why))
+            what = "queue group";
+        if (what)
+            return srv_problem(
+                why, why_size, "service %s: endpoint %zu (%s, subject %s): %s %s", info->name, i,
+                gf_log_quote(q, sizeof q, ep->name ? ep->name : "(null)"),
+                gf_log_quote(q2, sizeof q2, ep->subject ? ep->subject : "(null)"), what, name_why);
     }
     return GF_OK;
 }
@@ -234,17 +189,7 @@ static void srv_free(gf_srv *srv)
     free(srv);
 }
 
-static void srv_format_started(char *buf, size_t size)
-{
-    struct timespec ts;
-    struct tm tm;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec);
-}
-
-gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
+gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t why_size)
 {
     gf_srv *srv = NULL;
     bool failed = false;
@@ -253,7 +198,9 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
     if (out == NULL)
         return GF_ERR_INVALID;
     *out = NULL;
-    err = srv_validate(info);
+    if (why != NULL && why_size > 0)
+        why[0] = '\0';
+    err = srv_validate(info, why, why_size);
     if (err != GF_OK)
         return err;
 
@@ -290,7 +237,7 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out)
         srv_free(srv);
         return GF_ERR_NOMEM;
     }
-    srv_format_started(srv->started, sizeof srv->started);
+    gf_clock_rfc3339(gf_clock_unix_ns(), 9, srv->started, sizeof srv->started);
     *out = srv;
     return GF_OK;
 }
@@ -490,14 +437,13 @@ static bool srv_unsubscribe_all(gf_srv *srv)
     return true;
 }
 
-static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
+static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *why, size_t why_size)
 {
     natsSubscription *sub = NULL;
     natsStatus s = natsConnection_Subscribe(&sub, srv->nc, subject, srv_on_request, srv);
     if (s != NATS_OK) {
-        char q[256];
-        gf_log_error("srv: subscribe failed", "name=%s subject=%s err=%s", srv->name, subject,
-                     gf_log_quote(q, sizeof q, gf__nats_last_error(s)));
+        gf__why(why, why_size, "service %s: subscribe to %s failed: %s", srv->name, subject,
+                gf__nats_last_error(s));
         return gf__nats_err(s);
     }
     srv->subs[slot] = sub;
@@ -512,25 +458,24 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject)
         pthread_mutex_lock(&srv->mu);
         srv->live_subs--;
         pthread_mutex_unlock(&srv->mu);
-        gf_log_error("srv: completion callback refused", "name=%s subject=%s", srv->name, subject);
+        gf__why(why, why_size, "service %s: completion callback refused on %s", srv->name, subject);
         return gf__nats_err(s);
     }
     return GF_OK;
 }
 
-gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
+gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out, char *why,
+                    size_t why_size)
 {
     gf_srv *srv = NULL;
     gf_err err;
 
     if (out == NULL)
-        return GF_ERR_INVALID;
+        return srv_problem(why, why_size, "no out parameter");
     *out = NULL;
-    if (nc == NULL) {
-        gf_log_error("srv: no connection", NULL);
-        return GF_ERR_INVALID;
-    }
-    err = gf_srv_create(info, &srv);
+    if (nc == NULL)
+        return srv_problem(why, why_size, "no connection");
+    err = gf_srv_create(info, &srv, why, why_size);
     if (err != GF_OK)
         return err;
     srv->nc = nc;
@@ -542,7 +487,7 @@ gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out)
         snprintf(subject[1], sizeof subject[1], "$SRV.%s.%s", srv_verbs[v], srv->name);
         snprintf(subject[2], sizeof subject[2], "$SRV.%s.%s.%s", srv_verbs[v], srv->name, srv->id);
         for (int k = 0; k < 3 && err == GF_OK; k++)
-            err = srv_subscribe(srv, slot++, subject[k]);
+            err = srv_subscribe(srv, slot++, subject[k], why, why_size);
     }
     if (err != GF_OK) {
         gf_srv_stop(srv);

@@ -4,25 +4,27 @@
  * Design notes:
  * - One thread per endpoint runs fetch -> handle -> ack, so a message is acked only
  *   after its handler returned GF_OK (at-least-once; handlers are idempotent).
- * - Fetching is two-step because of nats.c 3.4.1 (NATS-C.md §4.7): a NoWait fetch
+ * - Fetching is two-step because of nats.c 3.4.1 (docs/NATS-FACTS.md §3): a NoWait fetch
  *   takes whatever is ready, up to the batch; only when nothing is ready does a
  *   long poll wait (expiry + idle heartbeat) for the next message, so latency stays
  *   low without busy polling. Both carry an expiry, so no request is ever left open
- *   at the server when fetch() returns (see fetch()). The batch is min(fetch_batch, max_in_flight):
- * that bounds how many messages this instance holds un-acked.
+ *   at the server when fetch() returns (see fetch()). The batch is
+ *   min(fetch_batch, max_in_flight): that bounds how many messages this instance
+ *   holds un-acked.
  * - Errors other than "no messages" (disconnect, missed heartbeat, leader change,
  *   consumer gone) back off and, when persistent, re-bind the subscription, so pulls
  *   resume by themselves after a reconnect or a JetStream leader change.
  * - The consumer is bound (created by provisioning), never created by the subscribe
- *   call, so destroying the subscription can never delete the durable (NATS-C.md §4.3).
+ *   call, so destroying the subscription can never delete the durable (docs/NATS-FACTS.md §4).
  * - On shutdown the thread finishes the batch it holds, acks it, and exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
+#include "gamefn/backoff.h"
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/provision.h"
 #include "nats/nats_err.h"
@@ -38,7 +40,10 @@ static const gf_consumer_config *pull_consumer(const gf__endpoint_run *run)
     return gf_config_consumer(run->host->cfg, run->ep->pull.stream, run->ep->pull.consumer);
 }
 
-static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubscription **sub)
+/* Binds to the durable consumer; if it was deleted under us, recreates it from config
+ * first. On failure `why` says what went wrong (the caller logs it). */
+static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubscription **sub,
+                   char *why, size_t why_size)
 {
     jsCtx *js = run->host->js;
     jsSubOptions so;
@@ -48,23 +53,27 @@ static gf_err bind(gf__endpoint_run *run, const gf_consumer_config *cc, natsSubs
     jsErrCode jerr = 0;
     natsStatus s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
-        /* The consumer was deleted under us: recreate it from config, then bind. */
         gf_provision_result res;
-        if (gf_provision_consumer(js, cc, false, &res) == GF_OK)
-            s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
+        gf_err err = gf_provision_consumer(js, cc, false, &res);
+        if (err != GF_OK) {
+            snprintf(why, why_size, "%s", res.message);
+            return err;
+        }
+        s = js_PullSubscribe(sub, js, cc->filter_subject, cc->name, NULL, &so, &jerr);
     }
+    if (s != NATS_OK)
+        snprintf(why, why_size, "%s", gf__nats_last_error(s));
     return gf__nats_err(s);
 }
 
 /* Returns NATS_OK with at least one message, NATS_TIMEOUT when none came within the
  * expiry, or an error.
  *
- * nats.c 3.4.1 details that matter here (js.c _fetch): a NoWait request without
- * Expires returns as soon as no message is *already* queued locally, so the
- * server's answer can land in the subscription after the fetch returned — a message
- * delivered but never handled until its ack wait runs out. With Expires set, the
- * fetch waits for the server's "404 no messages" that ends a NoWait request, so
- * every message the request produced is in the returned list. */
+ * nats.c 3.4.1 details that matter here (js.c _fetch; docs/NATS-FACTS.md §3): a NoWait request
+ * without Expires returns as soon as no message is *already* queued locally, so the server's answer
+ * can land in the subscription after the fetch returned — a message delivered but never handled
+ * until its ack wait runs out. With Expires set, the fetch waits for the server's "404 no messages"
+ * that ends a NoWait request, so every message the request produced is in the returned list. */
 static natsStatus fetch(natsSubscription *sub, natsMsgList *list, int batch,
                         const gf_runtime_config *rc)
 {
@@ -96,10 +105,7 @@ static int64_t nak_delay_ms(const gf_consumer_config *cc, uint64_t delivered)
     size_t i = delivered > 0 ? (size_t)(delivered - 1) : 0;
     if (cc->backoff_ms_len > 0)
         return cc->backoff_ms[i < cc->backoff_ms_len ? i : cc->backoff_ms_len - 1];
-    int64_t delay = 1000;
-    for (size_t k = 0; k < i && delay < 30000; k++)
-        delay *= 2;
-    return delay < 30000 ? delay : 30000;
+    return gf_backoff_ms(delivered < 64 ? (int)delivered : 64, 1000, 30000, 0);
 }
 
 static void handle_one(gf__endpoint_run *run, const gf_consumer_config *cc, natsMsg *m)
@@ -150,11 +156,16 @@ static void *pull_thread(void *arg)
         batch = 1;
 
     while (!atomic_load(run->host->stop)) {
-        if (!sub && bind(run, st->consumer, &sub) != GF_OK) {
+        char why[512] = "";
+        gf_err err = sub ? GF_OK : bind(run, st->consumer, &sub, why, sizeof why);
+        if (err != GF_OK) {
+            char quoted[600];
             errors++;
-            gf_log_warn("cannot bind consumer yet", "endpoint=%s consumer=%s attempt=%d",
-                        run->ep->name, st->consumer->name, errors);
-            gf_clock_sleep_ms(errors < 5 ? 200LL << errors : 5000);
+            gf_log_warn("cannot bind consumer yet",
+                        "endpoint=%s consumer=%s attempt=%d err=%s detail=%s", run->ep->name,
+                        st->consumer->name, errors, gf_err_str(err),
+                        gf_log_quote(quoted, sizeof quoted, why));
+            gf_clock_sleep_ms(gf_backoff_ms(errors, 400, 5000, 0));
             continue;
         }
         natsMsgList list = {0};
@@ -172,7 +183,7 @@ static void *pull_thread(void *arg)
                 natsSubscription_Destroy(sub);
                 sub = NULL;
             }
-            gf_clock_sleep_ms(errors < 5 ? 100LL << errors : 2000);
+            gf_clock_sleep_ms(gf_backoff_ms(errors, 200, 2000, 0));
         }
         natsMsgList_Destroy(&list);
     }
@@ -184,19 +195,11 @@ static void *pull_thread(void *arg)
 /* The endpoint's stream and durable consumer, from config. */
 static gf_err pull_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    const gf_pull_endpoint *p = &run->ep->pull;
-    const gf_stream_config *sc = gf_config_stream(run->host->cfg, p->stream);
-    const gf_consumer_config *cc = pull_consumer(run);
-    if (!sc || !cc) {
-        snprintf(res->message, sizeof res->message,
-                 "endpoint %s: consumer %s/%s is not in config (jetstream.consumers)",
-                 run->ep->name, p->stream ? p->stream : "(null)",
-                 p->consumer ? p->consumer : "(null)");
-        return GF_ERR_CONFIG;
-    }
-    gf_err err = gf_provision_stream(run->host->js, sc, false, res);
+    const gf__endpoint_host *host = run->host;
+    gf_err err = gf_provision_stream_named(host->js, host->cfg, run->ep->pull.stream, res);
     if (err == GF_OK)
-        err = gf_provision_consumer(run->host->js, cc, false, res);
+        err = gf_provision_consumer_named(host->js, host->cfg, run->ep->pull.stream,
+                                          run->ep->pull.consumer, res);
     return err;
 }
 

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/wire_error.h"
 #include "nats/nats_err.h"

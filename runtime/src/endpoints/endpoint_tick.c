@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
+#include "gamefn/clock.h"
 #include "gamefn/kv.h"
 #include "gamefn/lease.h"
 #include "gamefn/log.h"
@@ -106,15 +106,8 @@ static void *ticker_thread(void *arg)
 /* The bucket that holds the ticker's lease, from config. */
 static gf_err tick_provision(gf__endpoint_run *run, gf_provision_result *res)
 {
-    const char *bucket = run->ep->tick.lease_bucket;
-    const gf_bucket_config *bc = gf_config_bucket(run->host->cfg, bucket);
-    if (!bc) {
-        snprintf(res->message, sizeof res->message,
-                 "endpoint %s: lease bucket %s is not in config (jetstream.buckets)", run->ep->name,
-                 bucket ? bucket : "(null)");
-        return GF_ERR_CONFIG;
-    }
-    return gf_provision_bucket(run->host->js, bc, false, res);
+    return gf_provision_bucket_named(run->host->js, run->host->cfg, run->ep->tick.lease_bucket,
+                                     res);
 }
 
 static void tick_describe(const gf__endpoint_run *run, gf_srv_endpoint *out)

@@ -30,14 +30,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gamefn/clock.h"
 #include "endpoints/endpoint.h"
+#include "gamefn/backoff.h"
+#include "gamefn/clock.h"
 #include "gamefn/conn.h"
+#include "gamefn/limits.h"
 #include "gamefn/log.h"
+#include "gamefn/names.h"
 #include "gamefn/provision.h"
 #include "gamefn/srv.h"
-#include "gamefn/limits.h"
-#include "gamefn/names.h"
 
 enum { EXIT_CLEAN = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2 };
 
@@ -140,54 +141,41 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
     gf_err err = GF_OK;
 
     memset(res, 0, sizeof *res);
-    for (size_t i = 0; def->streams && def->streams[i]; i++) {
-        const gf_stream_config *sc = gf_config_stream(fn->cfg, def->streams[i]);
-        if (!sc) {
-            snprintf(res->message, sizeof res->message, "stream %s is not in config",
-                     def->streams[i]);
-            return GF_ERR_CONFIG;
-        }
-        if ((err = gf_provision_stream(js, sc, false, res)) != GF_OK)
-            return err;
-    }
-    for (size_t i = 0; def->buckets && def->buckets[i]; i++) {
-        const gf_bucket_config *bc = gf_config_bucket(fn->cfg, def->buckets[i]);
-        if (!bc) {
-            snprintf(res->message, sizeof res->message, "bucket %s is not in config",
-                     def->buckets[i]);
-            return GF_ERR_CONFIG;
-        }
-        if ((err = gf_provision_bucket(js, bc, false, res)) != GF_OK)
-            return err;
-    }
-    for (size_t i = 0; i < def->endpoints_len; i++) {
+    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
+        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
+    for (size_t i = 0; def->buckets && def->buckets[i] && err == GF_OK; i++)
+        err = gf_provision_bucket_named(js, fn->cfg, def->buckets[i], res);
+    for (size_t i = 0; i < def->endpoints_len && err == GF_OK; i++) {
         gf__endpoint_run *run = &fn->runs[i];
         const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
-        if (ops->provision && (err = ops->provision(run, res)) != GF_OK)
-            return err;
+        if (ops->provision)
+            err = ops->provision(run, res);
     }
-    return GF_OK;
+    return err;
 }
 
 /* Provisioning retries while NATS or JetStream is not answering yet (a server that
  * just started, a cluster electing a leader); conflicts and config errors are final. */
+/* Provisioning retries while NATS or JetStream is not answering yet (a server that
+ * just started, a cluster electing a leader); conflicts and config errors are final.
+ * Each failure is logged once, here: a warning while retrying, an error at the end. */
 static gf_err provision_with_retry(gf_fn *fn)
 {
     gf_provision_result res;
+    char quoted[600];
     for (int attempt = 1;; attempt++) {
         gf_err err = provision_named(fn, &res);
-        if (err != GF_OK) {
-            char quoted[600];
-            gf_log_error("provisioning failed", "err=%s detail=%s", gf_err_str(err),
-                         gf_log_quote(quoted, sizeof quoted, res.message));
+        if (err == GF_OK)
+            return GF_OK;
+        gf_log_quote(quoted, sizeof quoted, res.message);
+        if ((err != GF_ERR_TIMEOUT && err != GF_ERR_UNAVAILABLE) || atomic_load(&stop_requested)) {
+            gf_log_error("provision failed", "err=%s detail=%s", gf_err_str(err), quoted);
+            return err;
         }
-        if (err != GF_ERR_TIMEOUT && err != GF_ERR_UNAVAILABLE)
-            return err;
-        if (atomic_load(&stop_requested))
-            return err;
-        int64_t delay = attempt < 6 ? 200LL << attempt : 5000;
-        gf_log_warn("JetStream not ready, retrying provisioning", "attempt=%d delay_ms=%lld",
-                    attempt, (long long)delay);
+        int64_t delay = gf_backoff_ms(attempt, 400, 5000, 0);
+        gf_log_warn("JetStream not ready, retrying provisioning",
+                    "attempt=%d delay_ms=%lld err=%s detail=%s", attempt, (long long)delay,
+                    gf_err_str(err), quoted);
         gf_clock_sleep_ms(delay);
     }
 }
@@ -206,12 +194,15 @@ static gf_err start_endpoints(gf_fn *fn)
     return GF_OK;
 }
 
-static gf_err start_discovery(gf_fn *fn)
+/* On failure `why` says what went wrong. */
+static gf_err start_discovery(gf_fn *fn, char *why, size_t why_size)
 {
     size_t n = fn->def->endpoints_len;
     gf_srv_endpoint *eps = calloc(n ? n : 1, sizeof *eps);
-    if (!eps)
+    if (!eps) {
+        snprintf(why, why_size, "out of memory");
         return GF_ERR_NOMEM;
+    }
     for (size_t i = 0; i < n; i++) {
         const gf__endpoint_run *run = &fn->runs[i];
         gf__endpoint_ops_of(run->ep->kind)->describe(run, &eps[i]);
@@ -225,7 +216,7 @@ static gf_err start_discovery(gf_fn *fn)
         .endpoints = eps,
         .endpoints_len = n,
     };
-    gf_err err = gf_srv_start(gf_conn_nats(fn->conn), &info, &fn->srv);
+    gf_err err = gf_srv_start(gf_conn_nats(fn->conn), &info, &fn->srv, why, why_size);
     free(eps);
     return err;
 }
@@ -289,8 +280,11 @@ static int run(gf_fn *fn, sem_t *wake)
         return EXIT_FAILURE_RUN;
     }
     /* Discovery first: the host's srv is then fixed before any handler thread reads it. */
-    if ((err = start_discovery(fn)) != GF_OK) {
-        gf_log_error("discovery failed to start", "err=%s", gf_err_str(err));
+    char why[512] = "";
+    if ((err = start_discovery(fn, why, sizeof why)) != GF_OK) {
+        char quoted[600];
+        gf_log_error("discovery failed to start", "err=%s detail=%s", gf_err_str(err),
+                     gf_log_quote(quoted, sizeof quoted, why));
     } else {
         fn->host.srv = fn->srv;
         err = start_endpoints(fn);

@@ -7,19 +7,19 @@
  *   and a SIGTERM while NATS is still away ends the process cleanly.
  * - Once connected, nats.c reconnects by itself forever (MaxReconnect -1); our
  *   custom delay callback gives it the same backoff + jitter as the first loop.
- * - Jitter comes from libsodium's randombytes_uniform so replicas that lost the
- *   same server do not reconnect in lockstep.
+ * - Both use gf_backoff_ms() with the nats.reconnect_* settings; its jitter keeps
+ *   replicas that lost the same server from reconnecting in lockstep.
  */
 #include "gamefn/conn.h"
 
 #include <errno.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/log.h"
+#include "gamefn/backoff.h"
 #include "gamefn/clock.h"
+#include "gamefn/log.h"
 #include "nats_err.h"
 #include "nkey.h"
 
@@ -33,32 +33,17 @@ struct gf_conn {
     atomic_int closing; /* set by gf_conn_close: a disconnect then is expected */
 };
 
-int64_t gf_conn_backoff_ms(const gf_nats_config *cfg, int attempt, int64_t jitter_sample)
+/* The delay before reconnect attempt `attempt` (1-based), jittered. */
+static int64_t reconnect_delay_ms(const gf_nats_config *cfg, int attempt)
 {
-    int64_t delay = cfg->reconnect_wait_ms;
-    for (int i = 1; i < attempt && delay < cfg->reconnect_max_wait_ms; i++)
-        delay *= 2;
-    if (delay > cfg->reconnect_max_wait_ms)
-        delay = cfg->reconnect_max_wait_ms;
-    if (jitter_sample < 0)
-        jitter_sample = 0;
-    if (jitter_sample > cfg->reconnect_jitter_ms)
-        jitter_sample = cfg->reconnect_jitter_ms;
-    return delay + jitter_sample;
-}
-
-static int64_t jittered_backoff_ms(const gf_nats_config *cfg, int attempt)
-{
-    int64_t jitter = 0;
-    if (cfg->reconnect_jitter_ms > 0)
-        jitter = (int64_t)randombytes_uniform((uint32_t)cfg->reconnect_jitter_ms + 1);
-    return gf_conn_backoff_ms(cfg, attempt, jitter);
+    return gf_backoff_ms(attempt, cfg->reconnect_wait_ms, cfg->reconnect_max_wait_ms,
+                         cfg->reconnect_jitter_ms);
 }
 
 static int64_t on_reconnect_delay(natsConnection *nc, int attempts, void *closure)
 {
     const gf_conn *c = closure;
-    return jittered_backoff_ms(c->cfg, attempts);
+    return reconnect_delay_ms(c->cfg, attempts);
 }
 
 static void on_disconnected(natsConnection *nc, void *closure)
@@ -230,8 +215,6 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
     gf_err err = GF_OK;
     gf_conn *c = NULL;
     *out = NULL;
-    if (sodium_init() < 0)
-        return GF_ERR_NATS;
     c = calloc(1, sizeof *c);
     if (!c)
         return GF_ERR_NOMEM;
@@ -265,7 +248,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
             err = GF_ERR_UNAVAILABLE;
             goto out;
         }
-        gf_clock_sleep_until(gf_clock_mono_ms() + jittered_backoff_ms(cfg, attempt), stop);
+        gf_clock_sleep_until(gf_clock_mono_ms() + reconnect_delay_ms(cfg, attempt), stop);
         if (stop && atomic_load(stop)) {
             err = GF_ERR_UNAVAILABLE;
             goto out;

@@ -2,7 +2,7 @@
  * kv.c — KV compare-and-set with conflicts told apart from unknown outcomes.
  *
  * Conflicts are recognised by nats.c's error text because kvStore_* do not expose
- * the JetStream error code (NATS-C.md §2.8); this is the only place that knows.
+ * the JetStream error code (docs/NATS-FACTS.md §7); this is the only place that knows.
  * gf_kv_delete_if publishes the KV delete marker ("KV-Operation: DEL") itself, with
  * Nats-Expected-Last-Subject-Sequence, because kvStore_Delete is unconditional.
  */

@@ -1,4 +1,11 @@
-/* nats_err.c — translation of nats.c statuses into gf_err. */
+/*
+ * nats_err.c — translation of nats.c statuses into gf_err, the one place it happens.
+ *
+ * Folder runtime/src/nats/: everything that talks to nats.c directly for the rest of
+ * the runtime: the connection (conn.c), status translation (here), nkeys (nkey.c), KV
+ * compare-and-set (kv.c) and leases (lease.c). It may use core/ and config/. What it
+ * relies on in nats.c 3.4.1 is in docs/NATS-FACTS.md.
+ */
 #include "nats_err.h"
 
 gf_err gf__nats_err(natsStatus s)

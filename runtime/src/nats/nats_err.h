@@ -13,7 +13,8 @@
  * NATS_NO_MEMORY -> GF_ERR_NOMEM; NATS_INVALID_ARG -> GF_ERR_INVALID; else GF_ERR_NATS. */
 gf_err gf__nats_err(natsStatus s);
 
-/* Same, but a JetStream "wrong last sequence" (jsErrCode 10071) is GF_ERR_CONFLICT. */
+/* Same, but a JetStream "wrong last sequence" (jsErrCode 10071, docs/NATS-FACTS.md §7)
+ * is GF_ERR_CONFLICT. */
 gf_err gf__nats_js_err(natsStatus s, jsErrCode jerr);
 
 /* nats_GetLastError() text for the calling thread, or natsStatus_GetText(s). Never NULL. */

@@ -6,11 +6,11 @@
  *   them and nats.c keeps its own private. Decoding is strict: upper-case RFC 4648
  *   alphabet, no padding, the unused low bits of the last character must be zero.
  * - The seed file is parsed the way nats.c 3.4.1 parses it when it signs the
- *   server's nonce (src/conn.c, _getJwtOrSeed): the first line of a "---...---"
- *   header pair, else a line of the seed alone after optional spaces or tabs.
- *   nats.c re-reads the file at every (re)connect and takes the line as is, so a
- *   file it would choke on (CRLF, trailing blanks, a JWT block first) must fail
- *   here, at start, with a reason, rather than at every connect with none.
+ *   server's nonce (src/conn.c, _getJwtOrSeed; docs/NATS-FACTS.md §1): the first
+ *   line of a "---...---" header pair, else a line of the seed alone after optional
+ *   spaces or tabs. nats.c re-reads the file at every (re)connect and takes the line
+ *   as is, so a file it would choke on (CRLF, trailing blanks, a JWT block first)
+ *   must fail here, at start, with a reason, rather than at every connect with none.
  * - Secrets: the file goes into sodium_malloc() memory (guard pages, freed with
  *   zeroing); decoded bytes and the Ed25519 secret key live on the stack and are
  *   wiped with sodium_memzero() on every path. Messages in `why` describe the
@@ -21,13 +21,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "core/why.h"
 
 enum {
     PREFIX_SEED = 18 << 3,       /* 'S' */
@@ -37,19 +38,8 @@ enum {
 
 static const char b32_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
-static gf_err problem(char *why, size_t why_size, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static gf_err problem(char *why, size_t why_size, const char *fmt, ...)
-{
-    if (why && why_size > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why, why_size, fmt, ap);
-        va_end(ap);
-    }
-    return GF_ERR_CONFIG;
-}
+/* Fills `why` and returns the error malformed input gets. */
+#define problem(why, why_size, ...) (gf__why((why), (why_size), __VA_ARGS__), GF_ERR_CONFIG)
 
 static uint16_t crc16_xmodem(const unsigned char *p, size_t n)
 {

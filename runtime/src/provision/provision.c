@@ -8,9 +8,9 @@
  *  - Comparison is against what the server reports, with the server's defaults
  *    applied to the config first ("expected" values): 0 max_msgs/max_bytes/
  *    max_msg_size means unlimited and the server reports -1; an unset duplicate
- *    window is 2 minutes, or max_age when that is shorter (nats-server
- *    2.9.10, measured); replicas 0 means 1. Without this, provisioning twice
- *    would report conflicts against the server's own defaults.
+ *    window is 2 minutes, or max_age when that is shorter (nats-server 2.9.10,
+ *    measured; docs/NATS-FACTS.md §6); replicas 0 means 1. Without this,
+ *    provisioning twice would report conflicts against the server's own defaults.
  *  - Updates start from the server's own config and overwrite only the fields
  *    we manage, so settings we do not manage (placement, sources, allow_direct…)
  *    are sent back unchanged. Retention and storage cannot change in place on
@@ -19,13 +19,19 @@
  *    report its words.
  *  - Two processes provisioning at once: if our create loses to another
  *    creator (10058 "name already in use"), we read again and compare.
- *  - Units: config durations are ms, jsStreamConfig wants ns (NATS-C.md 2.9).
+ *  - Units: config durations are ms, jsStreamConfig wants ns (docs/NATS-FACTS.md §2).
+ *
+ * Folder runtime/src/provision/: making JetStream streams, consumers and KV buckets
+ * match config (streams here, provision_consumer.c, provision_bucket.c; differences,
+ * messages and the shared update path in provision_diff.c). It may use core/,
+ * config/ and nats/.
  */
 #include "gamefn/provision.h"
 
 #include <stdio.h>
 #include <string.h>
 
+#include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
@@ -36,12 +42,10 @@ enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5 };
 static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *res)
 {
     const char *name = c->name ? c->name : "(null)";
+    char why[GF_NAME_WHY_MAX];
 
-    if (!gf__prov_name_ok(c->name)) {
-        gf__prov_message(res,
-                         "stream %s: invalid name (empty, or has whitespace, '.', '*', '>', "
-                         "'/' or '\\')",
-                         name);
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
+        gf__prov_message(res, "stream %s: name %s", name, why);
         return GF_ERR_INVALID;
     }
     if (c->subjects_len == 0 || c->subjects == NULL || c->subjects_len > 1024) {
@@ -49,8 +53,8 @@ static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *re
         return GF_ERR_INVALID;
     }
     for (size_t i = 0; i < c->subjects_len; i++) {
-        if (!gf__prov_subject_ok(c->subjects[i])) {
-            gf__prov_message(res, "stream %s: subjects[%zu] is not a valid subject", name, i);
+        if (!gf_name_subject_ok(c->subjects[i], true, why, sizeof why)) {
+            gf__prov_message(res, "stream %s: subjects[%zu] %s", name, i, why);
             return GF_ERR_INVALID;
         }
     }
@@ -195,15 +199,9 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         jerr = 0;
         s = js_AddStream(&si, js, &want, NULL, &jerr);
         if (s == NATS_OK) {
-            res->outcome = GF_PROVISION_CREATED;
             gf__prov_diff_init(&diff);
             stream_compare(si->Config, &want, &diff);
-            if (!gf__prov_diff_empty(&diff)) {
-                /* The server adjusted something on create: the next run would
-                 * call it a conflict, so say it now. */
-                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-                *warn = true;
-            }
+            *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
         if (jerr != JSStreamNameExistErr) {
@@ -236,10 +234,7 @@ gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     if (js == NULL || cfg == NULL) {
         gf__prov_message(res, "stream: no JetStream context or config");
         err = GF_ERR_INVALID;
@@ -252,6 +247,45 @@ gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
     return err;
 }
 
+/* ---- by name ----------------------------------------------------------------- */
+
+static gf_err not_in_config(gf_provision_result *res, const char *what, const char *name,
+                            const char *list)
+{
+    gf_provision_result local;
+    res = gf__prov_begin(res, &local);
+    gf__prov_message(res, "%s %s is not in config (jetstream.%s)", what, name ? name : "(null)",
+                     list);
+    return GF_ERR_CONFIG;
+}
+
+gf_err gf_provision_stream_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res)
+{
+    const gf_stream_config *sc = gf_config_stream(cfg, name);
+    return sc ? gf_provision_stream(js, sc, false, res)
+              : not_in_config(res, "stream", name, "streams");
+}
+
+gf_err gf_provision_bucket_named(jsCtx *js, const gf_config *cfg, const char *name,
+                                 gf_provision_result *res)
+{
+    const gf_bucket_config *bc = gf_config_bucket(cfg, name);
+    return bc ? gf_provision_bucket(js, bc, false, res)
+              : not_in_config(res, "bucket", name, "buckets");
+}
+
+gf_err gf_provision_consumer_named(jsCtx *js, const gf_config *cfg, const char *stream,
+                                   const char *name, gf_provision_result *res)
+{
+    const gf_consumer_config *cc = gf_config_consumer(cfg, stream, name);
+    if (cc)
+        return gf_provision_consumer(js, cc, false, res);
+    char both[600];
+    snprintf(both, sizeof both, "%s/%s", stream ? stream : "(null)", name ? name : "(null)");
+    return not_in_config(res, "consumer", both, "consumers");
+}
+
 /* ---- everything ------------------------------------------------------------ */
 
 gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool update,
@@ -262,10 +296,7 @@ gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool updat
     int counts[3] = {0, 0, 0}; /* indexed by gf_provision_outcome */
     gf_err err = GF_OK;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     if (js == NULL || js_cfg == NULL) {
         gf__prov_message(res, "provision: no JetStream context or config");
         return GF_ERR_INVALID;

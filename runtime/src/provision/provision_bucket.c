@@ -23,30 +23,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
-enum { PROV_MAX_HISTORY = 64, PROV_MAX_REPLICAS = 5, PROV_MAX_BUCKET_NAME = 200 };
-
-static bool bucket_name_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || strlen(s) > PROV_MAX_BUCKET_NAME)
-        return false;
-    for (const char *p = s; *p; p++) {
-        char c = *p;
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_'))
-            return false;
-    }
-    return true;
-}
+enum { PROV_MAX_HISTORY = 64, PROV_MAX_REPLICAS = 5 };
 
 static gf_err bucket_validate(const gf_bucket_config *c, const char *asset,
                               gf_provision_result *res)
 {
-    if (!bucket_name_ok(c->name)) {
-        gf__prov_message(res, "%s: invalid bucket name (want [A-Za-z0-9_-]+, at most %d bytes)",
-                         asset, PROV_MAX_BUCKET_NAME);
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_bucket_ok(c->name, why, sizeof why)) {
+        gf__prov_message(res, "%s: name %s", asset, why);
         return GF_ERR_INVALID;
     }
     if (c->history < 1 || c->history > PROV_MAX_HISTORY) {
@@ -85,7 +73,7 @@ typedef struct bucket_expected {
     int32_t max_msg_size;
     int64_t max_bytes;
     const char *description;
-    char subject[PROV_MAX_BUCKET_NAME + 8];
+    char subject[GF_NAME_BUCKET_MAX + 8];
 } bucket_expected;
 
 static void bucket_expect(const gf_bucket_config *c, bucket_expected *w)
@@ -167,7 +155,7 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
     jsErrCode jerr = 0;
     bucket_expected want;
     gf__prov_diff diff;
-    char stream[PROV_MAX_BUCKET_NAME + 4];
+    char stream[GF_NAME_BUCKET_MAX + 4];
     bool created = false;
     gf_err err = GF_OK;
     natsStatus s;
@@ -196,13 +184,9 @@ static gf_err bucket_apply(jsCtx *js, const gf_bucket_config *cfg, const char *a
     }
 
     if (created) {
-        res->outcome = GF_PROVISION_CREATED;
         gf__prov_diff_init(&diff);
         bucket_compare(si->Config, &want, &diff);
-        if (!gf__prov_diff_empty(&diff)) {
-            gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-            *warn = true;
-        }
+        *warn = gf__prov_created(&diff, asset, res);
         goto out;
     }
     err = gf__prov_stream_reconcile(js, si, &want, bucket_compare_any, bucket_patch, asset, update,
@@ -220,10 +204,7 @@ gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     snprintf(asset, sizeof asset, "bucket %s", cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {
         gf__prov_message(res, "bucket: no JetStream context or config");

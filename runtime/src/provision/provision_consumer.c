@@ -7,7 +7,7 @@
  *  - Every consumer we provision is a durable pull consumer with explicit
  *    acks. An existing consumer of the same name that is push-based or has
  *    another ack policy is a conflict that no update can fix.
- *  - Server defaults (nats-server 2.9.10, measured): max_deliver 0 means
+ *  - Server defaults (nats-server 2.9.10, measured; docs/NATS-FACTS.md §4, §5): max_deliver 0 means
  *    unlimited and is reported as -1. A zero ack_wait, max_ack_pending or
  *    max_waiting in config means "the server's default" and is not compared
  *    (the defaults depend on account limits). max_ack_pending -1 (unlimited)
@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
@@ -36,16 +37,18 @@ static const jsDeliverPolicy deliver_map[] = {js_DeliverAll, js_DeliverNew, js_D
 static gf_err consumer_validate(const gf_consumer_config *c, const char *asset,
                                 gf_provision_result *res)
 {
-    if (!gf__prov_name_ok(c->stream) || !gf__prov_name_ok(c->name)) {
-        gf__prov_message(res,
-                         "%s: invalid stream or durable name (empty, or has whitespace, "
-                         "'.', '*', '>', '/' or '\\')",
-                         asset);
+    char why[GF_NAME_WHY_MAX];
+    if (!gf_name_asset_ok(c->stream, why, sizeof why)) {
+        gf__prov_message(res, "%s: stream name %s", asset, why);
+        return GF_ERR_INVALID;
+    }
+    if (!gf_name_asset_ok(c->name, why, sizeof why)) {
+        gf__prov_message(res, "%s: durable name %s", asset, why);
         return GF_ERR_INVALID;
     }
     if (c->filter_subject != NULL && c->filter_subject[0] != '\0' &&
-        !gf__prov_subject_ok(c->filter_subject)) {
-        gf__prov_message(res, "%s: filter_subject is not a valid subject", asset);
+        !gf_name_subject_ok(c->filter_subject, true, why, sizeof why)) {
+        gf__prov_message(res, "%s: filter_subject %s", asset, why);
         return GF_ERR_INVALID;
     }
     if (c->deliver < GF_DELIVER_ALL || c->deliver > GF_DELIVER_LAST) {
@@ -204,13 +207,9 @@ static gf_err consumer_apply(jsCtx *js, const gf_consumer_config *cfg, const cha
         jerr = 0;
         s = js_AddConsumer(&ci, js, cfg->stream, &create, NULL, &jerr);
         if (s == NATS_OK) {
-            res->outcome = GF_PROVISION_CREATED;
             gf__prov_diff_init(&diff);
             consumer_compare(ci, &want, &diff);
-            if (!gf__prov_diff_empty(&diff)) {
-                gf__prov_diff_message(&diff, asset, true, res->message, sizeof res->message);
-                *warn = true;
-            }
+            *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
         /* Lost a race with another creator, or the server refused: read again
@@ -281,10 +280,7 @@ gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool upda
     bool warn = false;
     gf_err err;
 
-    if (res == NULL)
-        res = &local;
-    memset(res, 0, sizeof *res);
-    res->outcome = GF_PROVISION_UNCHANGED;
+    res = gf__prov_begin(res, &local);
     snprintf(asset, sizeof asset, "consumer %s/%s", cfg && cfg->stream ? cfg->stream : "(null)",
              cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/why.h"
 #include "nats/nats_err.h"
 
 void gf__prov_diff_init(gf__prov_diff *d)
@@ -179,31 +180,6 @@ bool gf__prov_ms_ok(int64_t ms)
     return ms >= 0 && ms <= INT64_MAX / 1000000;
 }
 
-bool gf__prov_name_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || strlen(s) > 255)
-        return false;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || *p == '.' || *p == '*' || *p == '>' || *p == '/' ||
-            *p == '\\')
-            return false;
-    }
-    return true;
-}
-
-bool gf__prov_subject_ok(const char *s)
-{
-    if (s == NULL || s[0] == '\0' || s[0] == '.')
-        return false;
-    char prev = '\0';
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p <= 0x20 || *p == 0x7f || (*p == '.' && prev == '.'))
-            return false;
-        prev = (char)*p;
-    }
-    return prev != '.';
-}
-
 static const char *enum_name(const char *const *names, size_t n, int v)
 {
     if (v < 0 || (size_t)v >= n)
@@ -244,11 +220,29 @@ const char *gf__prov_ack_name(int v)
     return enum_name(names, 3, v);
 }
 
+gf_provision_result *gf__prov_begin(gf_provision_result *res, gf_provision_result *local)
+{
+    if (res == NULL)
+        res = local;
+    memset(res, 0, sizeof *res);
+    res->outcome = GF_PROVISION_UNCHANGED;
+    return res;
+}
+
+bool gf__prov_created(const gf__prov_diff *diff, const char *asset, gf_provision_result *res)
+{
+    res->outcome = GF_PROVISION_CREATED;
+    if (gf__prov_diff_empty(diff))
+        return false;
+    gf__prov_diff_message(diff, asset, true, res->message, sizeof res->message);
+    return true;
+}
+
 void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(res->message, sizeof res->message, fmt, ap);
+    gf__whyv(res->message, sizeof res->message, fmt, ap);
     va_end(ap);
 }
 
@@ -278,12 +272,9 @@ void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provisio
                      bool warn, const gf_provision_result *res)
 {
     char q[600], qn[300];
+    if (err != GF_OK)
+        return; /* returned in res->message; the caller logs it where it handles it */
     gf_log_quote(qn, sizeof qn, name ? name : "");
-    if (err != GF_OK) {
-        gf_log_error("provision failed", "asset=%s name=%s err=%s detail=%s", kind, qn,
-                     gf_err_str(err), gf_log_quote(q, sizeof q, res->message));
-        return;
-    }
     gf_log_level level = warn ? GF_LOG_WARN : GF_LOG_INFO;
     if (res->message[0] != '\0') {
         gf_log(level, "provisioned", "asset=%s name=%s outcome=%s detail=%s", kind, qn,

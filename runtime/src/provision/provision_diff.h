@@ -71,11 +71,6 @@ static inline int64_t gf__prov_ms_to_ns(int64_t ms)
 /* ms values that fit in int64 nanoseconds once converted. */
 bool gf__prov_ms_ok(int64_t ms);
 
-/* Stream/consumer names: non-empty, no whitespace, '.', '*', '>', '/' or '\'. */
-bool gf__prov_name_ok(const char *s);
-/* A subject: non-empty, printable, no empty tokens. */
-bool gf__prov_subject_ok(const char *s);
-
 /* Name of enum values as the server spells them. */
 const char *gf__prov_retention_name(int v);
 const char *gf__prov_storage_name(int v);
@@ -83,9 +78,10 @@ const char *gf__prov_discard_name(int v);
 const char *gf__prov_deliver_name(int v);
 const char *gf__prov_ack_name(int v);
 
-/* The one log line for an asset: kind "stream", "consumer" or "bucket", its name,
- * and res->message as detail. On err == GF_OK the outcome is logged at info, or
- * at warn when `warn` is set; errors at error level. */
+/* The one log line for a provisioned asset: kind "stream", "consumer" or "bucket", its
+ * name, its outcome and res->message as detail, at info, or at warn when `warn` is set.
+ * A failure (err != GF_OK) is not logged: it is in res->message, and the caller logs
+ * it where it decides what to do about it. */
 void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provision_outcome outcome,
                      bool warn, const gf_provision_result *res);
 
@@ -109,6 +105,16 @@ typedef void (*gf__prov_stream_patch_fn)(jsStreamConfig *up, const void *want);
 gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
                                  gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
                                  const char *asset, bool update, gf_provision_result *res);
+
+/* The start of every provisioning call: `res`, or `local` when res is NULL, zeroed with
+ * outcome UNCHANGED. Returns the one to use. */
+gf_provision_result *gf__prov_begin(gf_provision_result *res, gf_provision_result *local);
+
+/* An asset was just created, and `diff` is what the server stored against the config.
+ * Sets outcome CREATED; a difference (the server adjusted something) goes into
+ * res->message now, because the next run would call it a conflict. Returns true when
+ * the log line deserves warn level. */
+bool gf__prov_created(const gf__prov_diff *diff, const char *asset, gf_provision_result *res);
 
 /* Formats res->message (printf style). */
 void gf__prov_message(gf_provision_result *res, const char *fmt, ...)
