@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on one machine: install what is missing, build, start a local
-# nats-server with JetStream, provision streams and buckets from config/, start
-# every function, and stop everything cleanly on Ctrl-C or after --seconds N.
+# nats-server with JetStream, provision streams and buckets from config/, make the
+# join-token key pair (once), start every function and the simulated game servers
+# (gamefn-gamesim: two per datacenter, up to eight as the warm pool asks), and stop
+# everything cleanly on Ctrl-C or after --seconds N.
 #
 # usage: deploy/local/run.sh [--seconds N] [--fresh]
 #   --seconds N   run for N seconds, then stop (default: until Ctrl-C)
@@ -24,6 +26,7 @@ case "$seconds" in ''|*[!0-9]*) echo "run.sh: --seconds takes a whole number" >&
 echo "== building" >&2
 "$root/scripts/build.sh" "$root/build" >/dev/null
 
+cd "$root" # config/gamefn.yaml names the key files relative to the repository
 data="$root/deploy/local/data"
 [ "$fresh" = 1 ] && rm -rf "$data"
 mkdir -p "$data/logs"
@@ -71,6 +74,12 @@ export GAMEFN_CONFIG="$root/config/gamefn.yaml"
 echo "== provisioning JetStream from config/gamefn.yaml" >&2
 "$root/build/tools/gamefn" provision
 
+if [ ! -f "$data/keys/local.key" ]; then
+  echo "== making the join-token key pair (deploy/local/data/keys)" >&2
+  mkdir -p "$data/keys"
+  "$root/build/tools/gamefn" keygen --key-id local --dir "$data/keys" >/dev/null
+fi
+
 echo "== starting functions" >&2
 for bin in "$root"/build/functions/*/gamefn-*; do
   [ -x "$bin" ] || continue
@@ -80,6 +89,15 @@ for bin in "$root"/build/functions/*/gamefn-*; do
   names+=("$name")
   echo "   $name (pid $!) logs: deploy/local/data/logs/$name.log" >&2
 done
+
+# Simulated game servers and their orchestrator adapter, in every datacenter of
+# functions.fleet (PROTOCOL.md §8; docs/OPERATIONS.md "Running an orchestrator adapter").
+dcs="$(sed -n '/^  fleet:/,/^  [a-z]*:$/s/.*{name: \([A-Za-z0-9_-]*\),.*/\1/p' "$GAMEFN_CONFIG" | sed 's/$/=2:8/' | paste -sd, -)"
+"$root/build/support/gamesim/gamefn-gamesim" --servers "$dcs" --play 20s \
+  >"$data/logs/gamefn-gamesim.log" 2>&1 &
+pids+=("$!")
+names+=("gamefn-gamesim")
+echo "   gamefn-gamesim (pid $!, servers $dcs) logs: deploy/local/data/logs/gamefn-gamesim.log" >&2
 
 if [ "$seconds" -gt 0 ]; then
   echo "== running for $seconds s" >&2
