@@ -11,5 +11,6 @@
 
 int gf_bench_raw(int argc, char **argv);   /* raw JetStream / KV / req-rep rates */
 int gf_bench_match(int argc, char **argv); /* matchmaking engine tick */
+int gf_bench_alloc(int argc, char **argv); /* allocator + fleet + simulated servers */
 
 #endif

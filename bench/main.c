@@ -15,6 +15,8 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"raw", gf_bench_raw, "raw JetStream, KV and request/reply rates of a fresh nats-server"},
     {"match", gf_bench_match, "one matchmaking tick over a synthetic pool"},
+    {"alloc", gf_bench_alloc,
+     "allocation: Match published -> tickets ASSIGNED, with simulated servers"},
 };
 
 static void usage(FILE *f)

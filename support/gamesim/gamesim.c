@@ -125,25 +125,63 @@ void gf__sim_apply_record(gf_gamesim *s, sim_server *sv, const Gamefn__V1__Serve
 
 /* ---- callbacks -------------------------------------------------------------------- */
 
-/* $KV.fleet.<datacenter>.<server_id>: a server learns of its allocation at once. */
-static void on_kv(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
+/* A server learns of its allocation as soon as the allocator's write is stored, from
+ * a KV watcher on the fleet bucket (an ordered consumer: stored values only). A plain
+ * subscription on $KV.fleet.<key> would not do: it also receives the writes the bucket
+ * refused, i.e. every compare-and-set that lost its race. The watcher is re-created
+ * after an error or a reconnect (nats.c 3.4.1 watchers do not survive one); heartbeat
+ * replies cover the gap. */
+static void on_record(gf_gamesim *s, kvEntry *e)
 {
-    gf_gamesim *s = closure;
-    const char *subject = natsMsg_GetSubject(m);
-    const char *last_dot = strrchr(subject, '.');
-    const char *op = NULL;
-    bool deleted = natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op;
-    if (last_dot && !deleted && natsMsg_GetDataLength(m) > 0) {
-        Gamefn__V1__ServerRecord *rec = gamefn__v1__server_record__unpack(
-            NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
-        pthread_mutex_lock(&s->lock);
-        sim_server *sv = gf__sim_find(s, last_dot + 1);
-        if (rec && sv && strcmp(rec->server_id, sv->id) == 0)
-            gf__sim_apply_record(s, sv, rec, gf_clock_mono_ms());
-        pthread_mutex_unlock(&s->lock);
-        gamefn__v1__server_record__free_unpacked(rec, NULL);
+    const char *key = kvEntry_Key(e), *dot = key ? strrchr(key, '.') : NULL;
+    if (!dot || kvEntry_Operation(e) != kvOp_Put)
+        return;
+    Gamefn__V1__ServerRecord *rec =
+        gamefn__v1__server_record__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
+    pthread_mutex_lock(&s->lock);
+    sim_server *sv = gf__sim_find(s, dot + 1);
+    if (rec && sv && strcmp(rec->server_id, sv->id) == 0)
+        gf__sim_apply_record(s, sv, rec, gf_clock_mono_ms());
+    pthread_mutex_unlock(&s->lock);
+    gamefn__v1__server_record__free_unpacked(rec, NULL);
+}
+
+static uint64_t reconnects(natsConnection *nc)
+{
+    natsStatistics *st = NULL;
+    uint64_t a, b, c, d, n = 0;
+    if (natsStatistics_Create(&st) == NATS_OK && natsConnection_GetStats(nc, st) == NATS_OK)
+        natsStatistics_GetCounts(st, &a, &b, &c, &d, &n);
+    natsStatistics_Destroy(st);
+    return n;
+}
+
+static void *watch_thread(void *arg)
+{
+    gf_gamesim *s = arg;
+    while (!atomic_load(&s->stop)) {
+        kvWatcher *w = NULL;
+        uint64_t seen = reconnects(s->nc);
+        kvWatchOptions wo;
+        kvWatchOptions_Init(&wo);
+        wo.IgnoreDeletes = true;
+        if (kvStore_WatchAll(&w, s->fleet, &wo) != NATS_OK) {
+            gf_clock_sleep_ms(500);
+            continue;
+        }
+        while (!atomic_load(&s->stop) && reconnects(s->nc) == seen) {
+            kvEntry *e = NULL;
+            natsStatus st = kvWatcher_Next(&e, w, 200);
+            if (st == NATS_OK && e)
+                on_record(s, e);
+            kvEntry_Destroy(e);
+            if (st != NATS_OK && st != NATS_TIMEOUT)
+                break;
+        }
+        kvWatcher_Stop(w);
+        kvWatcher_Destroy(w);
     }
-    natsMsg_Destroy(m);
+    return NULL;
 }
 
 static void on_scale(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
@@ -331,12 +369,15 @@ gf_err gf_gamesim_start(natsConnection *nc, const gf_gamesim_opts *opts, gf_game
             if (!gf__sim_add(s, i, SIM_STARTING, now))
                 err = GF_ERR_NOMEM;
     if (err == GF_OK && (natsConnection_JetStream(&s->js, nc, NULL) != NATS_OK ||
-                         js_KeyValue(&s->tickets, s->js, "tickets") != NATS_OK))
+                         js_KeyValue(&s->tickets, s->js, "tickets") != NATS_OK ||
+                         js_KeyValue(&s->fleet, s->js, "fleet") != NATS_OK))
         err = GF_ERR_NOT_FOUND;
     if (err == GF_OK &&
-        (natsConnection_Subscribe(&s->kv_sub, nc, "$KV.fleet.>", on_kv, s) != NATS_OK ||
-         natsConnection_Subscribe(&s->join_sub, nc, JOIN_SUBJECT ".*", on_join, s) != NATS_OK))
+        natsConnection_Subscribe(&s->join_sub, nc, JOIN_SUBJECT ".*", on_join, s) != NATS_OK)
         err = GF_ERR_NATS;
+    if (err == GF_OK && pthread_create(&s->watcher, NULL, watch_thread, s) != 0)
+        err = GF_ERR_NOMEM;
+    s->watcher_started = err == GF_OK;
     for (size_t i = 0; err == GF_OK && s->o.adapter && i < s->n_dcs; i++) {
         char subject[128];
         snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_FLEET_SCALE, s->dcs[i].name);
@@ -375,7 +416,8 @@ void gf_gamesim_stop(gf_gamesim *s)
     atomic_store(&s->stop, 1);
     if (s->thread_started)
         pthread_join(s->thread, NULL);
-    natsSubscription_Destroy(s->kv_sub);
+    if (s->watcher_started)
+        pthread_join(s->watcher, NULL);
     natsSubscription_Destroy(s->join_sub);
     for (size_t i = 0; s->scale_subs && i < s->n_dcs; i++)
         natsSubscription_Destroy(s->scale_subs[i]);
@@ -394,6 +436,7 @@ void gf_gamesim_stop(gf_gamesim *s)
     free(s->dcs);
     free(s->scale_subs);
     kvStore_Destroy(s->tickets);
+    kvStore_Destroy(s->fleet);
     jsCtx_Destroy(s->js);
     pthread_mutex_destroy(&s->lock);
     free(s);

@@ -3,8 +3,9 @@
  * adapter, speaking only the documented fleet interface (docs/PROTOCOL.md §8):
  *
  *   servers   register (gamefn.v1.fleet.register), heartbeat at the interval the reply
- *             gives, learn of an allocation from the heartbeat reply or by watching
- *             their own key ($KV.fleet.<datacenter>.<server_id>), collect the join
+ *             gives, learn of an allocation from the heartbeat reply or, at once, from
+ *             a KV watcher on the fleet bucket (never a plain subscription on
+ *             $KV.fleet.<key>: that also sees refused CAS writes), collect the join
  *             tokens the way players receive them (the ASSIGNED ticket records of the
  *             allocation's tickets), verify every token with gamefn_gameserver against
  *             the join keys of the register/heartbeat replies (signature, key, expiry,
@@ -22,9 +23,9 @@
  * gf_gamesim_join(), or the request subject gamefn.sim.join.<server_id> with a
  * gamefn.v1.JoinToken body (empty reply = admitted, an error reply otherwise).
  *
- * Threads: one worker thread runs every server and the adapter; nats.c callbacks only
- * record what arrived under the sim's lock. Every public function may be called from
- * any thread. Ownership: start allocates; stop deregisters the running servers
+ * Threads: one worker thread runs every server and the adapter; a watcher thread and
+ * nats.c callbacks only record what arrived under the sim's lock. Every public function may be
+ * called from any thread. Ownership: start allocates; stop deregisters the running servers
  * (SHUTDOWN), joins the worker and frees everything. The natsConnection is borrowed
  * and must outlive the sim.
  */

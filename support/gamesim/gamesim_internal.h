@@ -61,15 +61,15 @@ typedef struct sim_dc {
 struct gf_gamesim {
     natsConnection *nc;
     jsCtx *js;
-    kvStore *tickets;
+    kvStore *tickets, *fleet;
     gf_gamesim_opts o; /* copy; o.dcs not used after start (see dcs) */
     char address[GF_WIRE_ADDRESS_MAX + 1];
     char prefix[32];
     sim_dc *dcs;
     size_t n_dcs;
-    natsSubscription *kv_sub, *join_sub, **scale_subs;
-    pthread_t thread;
-    bool thread_started;
+    natsSubscription *join_sub, **scale_subs;
+    pthread_t thread, watcher; /* the worker; the fleet watcher */
+    bool thread_started, watcher_started;
     atomic_int stop;
 
     pthread_mutex_t lock;

@@ -15,55 +15,7 @@
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/players.h"
 #include "gamefn/wire_error.h"
-#include "join_sign.h"
-
-static const char config_template[] = "nats:\n"
-                                      "  servers: [\"%s\"]\n"
-                                      "  reconnect_wait: 100ms\n"
-                                      "  reconnect_jitter: 50ms\n"
-                                      "  reconnect_max_wait: 500ms\n"
-                                      "log:\n"
-                                      "  level: info\n"
-                                      "runtime:\n"
-                                      "  drain_timeout: 5s\n"
-                                      "  fetch_batch: 8\n"
-                                      "  max_in_flight: 8\n"
-                                      "  fetch_expiry: 1s\n"
-                                      "  heartbeat: 250ms\n"
-                                      "jetstream:\n"
-                                      "  streams:\n"
-                                      "    - name: MATCHES\n"
-                                      "      subjects: [\"gamefn.v1.match.found.>\"]\n"
-                                      "      retention: workqueue\n"
-                                      "      max_age: 1h\n"
-                                      "      duplicate_window: 2m\n"
-                                      "  consumers:\n"
-                                      "    - stream: MATCHES\n"
-                                      "      name: allocator\n"
-                                      "      ack_wait: 30s\n"
-                                      "      max_deliver: 5\n"
-                                      "      backoff: %s\n"
-                                      "  buckets:\n"
-                                      "    - {name: tickets, history: 5}\n"
-                                      "    - {name: fleet}\n"
-                                      "    - {name: players}\n"
-                                      "    - {name: matches, ttl: 1d}\n"
-                                      "    - {name: leases}\n"
-                                      "functions:\n"
-                                      "  fleet:\n"
-                                      "    heartbeat_interval: 500ms\n"
-                                      "    heartbeat_timeout: 1500ms\n"
-                                      "    scale_interval: 200ms\n"
-                                      "    datacenters: [%s]\n"
-                                      "    join_keys:\n"
-                                      "      - {key_id: test, public_key: \"%s/test.pub\"}\n"
-                                      "%s"
-                                      "  allocator:\n"
-                                      "    signing_key: \"%s/test.key\"\n"
-                                      "    key_id: test\n"
-                                      "    deadline: 500ms\n"
-                                      "    wait_slice: 20ms\n"
-                                      "%s";
+#include "simstack.h"
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
 {
@@ -72,30 +24,20 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         o = &none;
     memset(e, 0, sizeof *e);
     assert_int_equal(gf_fnenv_start(&e->fn, NULL), 0);
-    char sk[400], pk[400];
-    snprintf(sk, sizeof sk, "%s/test.key", e->fn.dir);
-    snprintf(pk, sizeof pk, "%s/test.pub", e->fn.dir);
-    assert_int_equal(gf_join_keygen(sk, pk, e->pk), GF_OK);
-    FILE *f = fopen(e->fn.config_path, "w");
-    assert_non_null(f);
-    fprintf(f, config_template, gf_natsd_url(e->fn.natsd), o->backoff ? o->backoff : "[2s, 2s, 5s]",
-            o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}",
-            e->fn.dir, o->fleet_extra ? o->fleet_extra : "", e->fn.dir,
-            o->allocator_extra ? o->allocator_extra : "");
-    fclose(f);
-
+    gf_simstack_opts so = {
+        .url = gf_natsd_url(e->fn.natsd),
+        .dir = e->fn.dir,
+        .datacenters = o->datacenters,
+        .fleet_extra = o->fleet_extra,
+        .allocator_extra = o->allocator_extra,
+        .backoff = o->backoff,
+    };
+    assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */
-    gf_proc p = {0};
-    char bin[512], log[400];
-    gf_fnenv_binary("tools/gamefn", bin, sizeof bin);
+    char build[512], log[400];
+    gf_fnenv_binary("", build, sizeof build);
     snprintf(log, sizeof log, "%s/provision.log", e->fn.dir);
-    char *argv[] = {bin, "--config", e->fn.config_path, "provision", NULL};
-    assert_int_equal(gf_proc_spawn(&p, argv, NULL, log), 0);
-    assert_int_equal(gf_proc_wait(&p, 20000), 0);
-    if (!gf_proc_exited_with(&p, 0)) {
-        gf_proc_dump_log(&p, 20);
-        fail_msg("provision failed");
-    }
+    assert_int_equal(gf_simstack_provision(build, e->fn.config_path, log), 0);
     assert_int_equal(gf_kv_open(e->fn.js, "tickets", &e->tickets), GF_OK);
     assert_int_equal(gf_kv_open(e->fn.js, "fleet", &e->fleet), GF_OK);
     assert_int_equal(gf_kv_open(e->fn.js, "players", &e->players), GF_OK);
@@ -224,45 +166,13 @@ void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_i
                         int64_t queued_ms)
 {
     char player[80];
-    snprintf(player, sizeof player, "p-%s", ticket_id);
-    int64_t now = gf_clock_unix_ms();
-    Gamefn__V1__PartyMember pm = GAMEFN__V1__PARTY_MEMBER__INIT;
-    Gamefn__V1__PartyMember *members[] = {&pm};
-    pm.player_id = player;
-    pm.rating = 1500;
-    Gamefn__V1__DatacenterPing p1 = GAMEFN__V1__DATACENTER_PING__INIT,
-                               p2 = GAMEFN__V1__DATACENTER_PING__INIT;
-    Gamefn__V1__DatacenterPing *pings[] = {&p1, &p2};
-    p1.datacenter = "eu";
-    p1.ping_ms = 20;
-    p2.datacenter = "us";
-    p2.ping_ms = 90;
-    Gamefn__V1__Claim claim = GAMEFN__V1__CLAIM__INIT;
-    claim.matcher_id = "test-matcher";
-    claim.match_id = (char *)(uintptr_t)match_id;
-    claim.lease_expires_unix_ms = now + 60000;
-    claim.claimed_unix_ms = now;
-    Gamefn__V1__TicketRecord t = GAMEFN__V1__TICKET_RECORD__INIT;
-    t.ticket_id = (char *)(uintptr_t)ticket_id;
-    t.idempotency_key = (char *)(uintptr_t)ticket_id;
-    t.queue = "duel";
-    t.members = members;
-    t.n_members = 1;
-    t.pings = pings;
-    t.n_pings = 2;
-    t.region = "eu";
-    t.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED;
-    t.reason = GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCHED;
-    t.created_unix_ms = queued_ms;
-    t.queued_unix_ms = queued_ms;
-    t.updated_unix_ms = now;
-    t.expires_unix_ms = now + 600000;
-    t.claim = &claim;
     uint8_t buf[4096];
-    size_t len = gamefn__v1__ticket_record__pack(&t, buf);
+    int64_t now = gf_clock_unix_ms();
+    size_t len = gf_simstack_ticket(ticket_id, match_id, queued_ms, now, buf);
     assert_int_equal(gf_kv_create(e->tickets, ticket_id, buf, len, NULL), GF_OK);
     uint8_t *pb = NULL;
     size_t plen = 0;
+    snprintf(player, sizeof player, "p-%s", ticket_id);
     assert_int_equal(gf_players_pack(player, ticket_id, now, &pb, &plen), GF_OK);
     assert_int_equal(gf_kv_create(e->players, player, pb, plen, NULL), GF_OK);
     free(pb);
@@ -271,52 +181,9 @@ void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_i
 void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
                          const char *datacenters)
 {
-    Gamefn__V1__Match m = GAMEFN__V1__MATCH__INIT;
-    Gamefn__V1__Team team[16], *teams[16];
-    Gamefn__V1__MatchTicket mt[16], *mts[16];
-    char players[16][80], *player_ptr[16];
-    Gamefn__V1__DatacenterChoice dc[8], *dcs[8];
-    char dc_names[256];
-    assert_true(n <= 16);
-    for (size_t i = 0; i < n; i++) {
-        Gamefn__V1__MatchTicket t = GAMEFN__V1__MATCH_TICKET__INIT;
-        snprintf(players[i], sizeof players[i], "p-%s", tickets[i]);
-        player_ptr[i] = players[i];
-        t.ticket_id = tickets[i];
-        t.player_ids = &player_ptr[i];
-        t.n_player_ids = 1;
-        t.rating = 1500;
-        mt[i] = t;
-        mts[i] = &mt[i];
-        Gamefn__V1__Team tm = GAMEFN__V1__TEAM__INIT;
-        tm.tickets = &mts[i];
-        tm.n_tickets = 1;
-        team[i] = tm;
-        teams[i] = &team[i];
-    }
-    snprintf(dc_names, sizeof dc_names, "%s", datacenters);
-    size_t nd = 0;
-    for (char *save = NULL, *d = strtok_r(dc_names, ",", &save); d && nd < 8;
-         d = strtok_r(NULL, ",", &save)) {
-        Gamefn__V1__DatacenterChoice c = GAMEFN__V1__DATACENTER_CHOICE__INIT;
-        c.datacenter = d;
-        c.max_ping_ms = 20;
-        dc[nd] = c;
-        dcs[nd] = &dc[nd];
-        nd++;
-    }
-    m.match_id = (char *)(uintptr_t)match_id;
-    m.queue = "duel";
-    m.region = "eu";
-    m.teams = teams;
-    m.n_teams = n;
-    m.datacenters = dcs;
-    m.n_datacenters = nd;
-    m.created_unix_ms = gf_clock_unix_ms();
-    m.matcher_id = "test-matcher";
-    m.claim_expires_unix_ms = m.created_unix_ms + 60000;
     uint8_t buf[8192];
-    size_t len = gamefn__v1__match__pack(&m, buf);
+    assert_true(n <= 16);
+    size_t len = gf_simstack_match(match_id, tickets, n, datacenters, gf_clock_unix_ms(), buf);
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = match_id;
