@@ -215,7 +215,7 @@ static const sem_case semantic[] = {
      "bucket name may hold only letters, digits, '_' and '-'"},
     /* subjects */
     {"jetstream:\n  streams:\n    - name: S\n      subjects: []\n", 4, 17,
-     "jetstream.streams[0].subjects", "list has 0 entries; allowed: at least 1 entry"},
+     "jetstream.streams[0].subjects", "a stream needs subjects, sources or a mirror"},
     {"jetstream:\n  streams:\n    - name: S\n      subjects: [a.b, \"a..b\"]\n", 4, 17,
      "jetstream.streams[0].subjects", "entry 1 has an empty token"},
     {"jetstream:\n  streams:\n    - name: S\n      subjects: [\"a.>.b\"]\n", 4, 17,
@@ -466,7 +466,7 @@ static void shipped_config_loads(void **state)
     assert_int_equal(cfg->runtime.drain_timeout_ms, 10000);
 
     /* The assets fixed in the design (prompts/assets.txt). */
-    assert_int_equal(cfg->jetstream.streams_len, 4);
+    assert_int_equal(cfg->jetstream.streams_len, 7);
     const gf_stream_config *ev = gf_config_stream(cfg, "EVENTS");
     assert_non_null(ev);
     assert_string_equal(ev->subjects[0], "gamefn.v1.evp.>");
@@ -490,26 +490,35 @@ static void shipped_config_loads(void **state)
     assert_string_equal(adv->subjects[0], "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>");
     assert_string_equal(adv->subjects[1], "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>");
     assert_int_equal(adv->max_age_ms, 7 * 86400000LL);
+    /* The matchmaking audit: one mirror per bucket. */
+    const char *const audits[][2] = {{"AUDIT_TICKETS", "KV_tickets"},
+                                     {"AUDIT_MATCHES", "KV_matches"},
+                                     {"AUDIT_PLAYERS", "KV_players"}};
+    for (size_t i = 0; i < 3; i++) {
+        const gf_stream_config *a = gf_config_stream(cfg, audits[i][0]);
+        assert_non_null(a);
+        assert_string_equal(a->mirror, audits[i][1]);
+        assert_int_equal(a->subjects_len, 0);
+    }
 
     const gf_consumer_config *alloc = gf_config_consumer(cfg, "MATCHES", "allocator");
     assert_non_null(alloc);
     assert_int_equal(alloc->ack_wait_ms, 30000);
     assert_int_equal(alloc->max_deliver, 5);
     assert_int_equal(alloc->backoff_ms_len, 3);
-    assert_int_equal(alloc->backoff_ms[0], 1000);
-    assert_int_equal(alloc->backoff_ms[1], 5000);
+    /* backoff[0] is the ack wait on 2.9.10: it covers the 1.5 s allocation deadline. */
+    assert_int_equal(alloc->backoff_ms[0], 5000);
+    assert_int_equal(alloc->backoff_ms[1], 15000);
     assert_int_equal(alloc->backoff_ms[2], 30000);
 
     static const struct {
         const char *name;
         int64_t history, ttl_ms;
-    } buckets[] = {{"tickets", 5, 0},
-                   {"fleet", 1, 0},
-                   {"leases", 1, 0},
-                   {"players", 1, 0},
-                   {"dedup", 1, 8 * 86400000LL}};
-    assert_int_equal(cfg->jetstream.buckets_len, 5);
-    for (size_t i = 0; i < 5; i++) {
+    } buckets[] = {{"tickets", 5, 3600000LL}, {"matches", 1, 86400000LL},
+                   {"fleet", 1, 0},           {"leases", 1, 0},
+                   {"players", 5, 0},         {"dedup", 1, 8 * 86400000LL}};
+    assert_int_equal(cfg->jetstream.buckets_len, 6);
+    for (size_t i = 0; i < 6; i++) {
         const gf_bucket_config *b = gf_config_bucket(cfg, buckets[i].name);
         assert_non_null(b);
         assert_int_equal(b->history, buckets[i].history);

@@ -17,6 +17,7 @@
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/players.h"
 #include "gamefn/tickets/record.h"
+#include "population.h"
 #include "tickets_fixture.h"
 
 #define ST(x)    GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
@@ -324,6 +325,50 @@ static void test_config_errors(void **state)
     gf_config_arena_free(arena);
 }
 
+/* config/gamefn.yaml ships a queue per mode and kind of shape, its datacenters are the
+ * benchmark population's, and every function section checks. */
+static void test_shipped_config(void **state)
+{
+    (void)state;
+    const char *src = getenv("GAMEFN_SOURCE_DIR");
+    if (!src)
+        skip();
+    char path[1024], why[256];
+    snprintf(path, sizeof path, "%s/config/gamefn.yaml", src);
+    gf_config *cfg = NULL;
+    gf_config_error err;
+    if (gf_mm_config_load(path, &cfg, &err) != GF_OK)
+        fail_msg("%s", err.message);
+    const gf_mm_config *mm = gf_config_function(cfg);
+    static gf_mm_tables t;
+    assert_int_equal(gf_mm_tables_build(&mm->matchmaking, &t, why, sizeof why), GF_OK);
+    static const char *const shapes[] = {"1v1", "5v5", "4v4v4", "ffa16"};
+    for (size_t sh = 0; sh < 4; sh++) {
+        for (int mode = GF_MATCH_SBMM; mode <= GF_MATCH_HYBRID; mode++) {
+            bool found = false;
+            for (size_t q = 0; q < t.cfg.queues_len && !found; q++)
+                found = t.queues[q].mode == mode && strcmp(t.queues[q].shape, shapes[sh]) == 0;
+            if (!found)
+                fail_msg("no %s queue of shape %s", gf_match_mode_name(mode), shapes[sh]);
+        }
+    }
+    size_t n = 0;
+    const gf_match_dc *pop = gf_pop_datacenters(&n);
+    assert_int_equal(t.cfg.datacenters_len, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_string_equal(t.dcs[i].name, pop[i].name);
+        assert_string_equal(t.dcs[i].region, pop[i].region);
+    }
+    /* The tickets bucket keeps a live ticket longer than any queue's TTL plus a lease. */
+    const gf_bucket_config *b = gf_config_bucket(cfg, "tickets");
+    assert_non_null(b);
+    for (size_t q = 0; q < t.cfg.queues_len; q++)
+        assert_true(t.queues[q].ttl_ms + mm->claim_lease_ms < b->ttl_ms);
+    assert_non_null(gf_config_bucket(cfg, "matches"));
+    assert_non_null(gf_config_stream(cfg, "AUDIT_TICKETS"));
+    gf_config_free(cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_return_reasons), cmocka_unit_test(test_settle),
         cmocka_unit_test(test_players_codec),  cmocka_unit_test(test_players_judge),
         cmocka_unit_test(test_config_table),   cmocka_unit_test(test_config_errors),
+        cmocka_unit_test(test_shipped_config),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }

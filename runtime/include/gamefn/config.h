@@ -175,11 +175,14 @@ typedef enum gf_deliver { GF_DELIVER_ALL, GF_DELIVER_NEW, GF_DELIVER_LAST } gf_d
 typedef struct gf_stream_config {
     const char *name;
     const char *description;
-    const char **subjects;
+    const char **subjects; /* may be empty when sources or mirror is set */
     size_t subjects_len;
-    int retention; /* gf_retention */
-    int storage;   /* gf_storage */
-    int discard;   /* gf_discard */
+    const char **sources; /* streams whose messages it copies (e.g. EVENTS), in order */
+    size_t sources_len;
+    const char *mirror; /* a stream it is a copy of (e.g. KV_tickets); NULL = none */
+    int retention;      /* gf_retention */
+    int storage;        /* gf_storage */
+    int discard;        /* gf_discard */
     int64_t replicas;
     int64_t max_age_ms;          /* 0 = unlimited */
     int64_t duplicate_window_ms; /* Nats-Msg-Id dedup window */

@@ -101,6 +101,37 @@ static int line_of(const cfg_node *js_node, const char *list, size_t i)
     return line;
 }
 
+static bool stream_known(const gf_jetstream_config *js, const char *name)
+{
+    for (size_t j = 0; j < js->streams_len; j++) {
+        if (strcmp(js->streams[j].name, name) == 0)
+            return true;
+    }
+    for (size_t j = 0; j < js->buckets_len; j++) {
+        if (strncmp(name, "KV_", 3) == 0 && strcmp(name + 3, js->buckets[j].name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* A stream's sources and mirror name a configured stream or the KV_<bucket> of a
+ * configured bucket (the server would otherwise wait for the stream forever, silently). */
+static gf_err check_sources(cfg_walk *w, const gf_jetstream_config *js, const cfg_node *js_node)
+{
+    static const char what[] = "is neither a stream in jetstream.streams nor KV_<bucket> of one "
+                               "in jetstream.buckets:";
+    for (size_t i = 0; i < js->streams_len; i++) {
+        const gf_stream_config *s = &js->streams[i];
+        for (size_t k = 0; k < s->sources_len; k++) {
+            if (!stream_known(js, s->sources[k]))
+                return fail_at(w, js_node, "streams", i, "sources", what, s->sources[k], 0);
+        }
+        if (s->mirror && !stream_known(js, s->mirror))
+            return fail_at(w, js_node, "streams", i, "mirror", what, s->mirror, 0);
+    }
+    return GF_OK;
+}
+
 gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const cfg_node *js_node)
 {
     for (size_t i = 0; i < js->streams_len; i++) {
@@ -140,5 +171,5 @@ gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const
                                line_of(js_node, "consumers", j));
         }
     }
-    return GF_OK;
+    return check_sources(w, js, js_node);
 }

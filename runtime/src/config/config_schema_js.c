@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config_check.h"
 #include "config_schema.h"
@@ -40,6 +41,39 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
+    if (s->mirror && (s->subjects_len > 0 || s->sources_len > 0)) {
+        p->key = "mirror";
+        snprintf(p->text, sizeof(p->text), "a mirror has no subjects or sources of its own");
+        return false;
+    }
+    if (s->mirror && (!gf_name_asset_ok(s->mirror, why, sizeof why) ||
+                      (strcmp(s->mirror, s->name) == 0 &&
+                       snprintf(why, sizeof why, "is the stream itself") > 0))) {
+        p->key = "mirror";
+        snprintf(p->text, sizeof(p->text), "%s", why);
+        return false;
+    }
+    if (!s->mirror && s->subjects_len == 0 && s->sources_len == 0) {
+        p->key = "subjects";
+        snprintf(p->text, sizeof(p->text), "a stream needs subjects, sources or a mirror");
+        return false;
+    }
+    for (size_t i = 0; i < s->sources_len; i++) {
+        if (!gf_name_asset_ok(s->sources[i], why, sizeof why) ||
+            (strcmp(s->sources[i], s->name) == 0 &&
+             snprintf(why, sizeof why, "is the stream itself") > 0)) {
+            p->key = "sources";
+            snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
+            return false;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(s->sources[j], s->sources[i]) == 0) {
+                p->key = "sources";
+                snprintf(p->text, sizeof(p->text), "entry %zu repeats entry %zu", i, j);
+                return false;
+            }
+        }
+    }
     for (size_t i = 0; i < s->subjects_len; i++) {
         if (!gf_name_subject_ok(s->subjects[i], true, why, sizeof why)) {
             p->key = "subjects";
@@ -69,10 +103,22 @@ static const gf_cfg_field stream_rows[] = {
      .type = GF_CFG_STRING_LIST,
      .offset = offsetof(gf_stream_config, subjects),
      .count_offset = offsetof(gf_stream_config, subjects_len),
-     .required = true,
-     .min = 1,
-     .max = GF_CFG_NO_MAX,
-     .help = "subjects stored (wildcards allowed)"},
+     .help = "subjects stored (wildcards allowed); may be left out when sources or mirror is "
+             "set"},
+    {.key = "sources",
+     .type = GF_CFG_STRING_LIST,
+     .offset = offsetof(gf_stream_config, sources),
+     .count_offset = offsetof(gf_stream_config, sources_len),
+     .min = 0,
+     .max = 64,
+     .help = "streams whose messages the server copies into this one (each keeps its subject); "
+             "nats-server 2.9 applies a copied message's Nats-Expected-* headers again, so do not "
+             "source streams written by compare-and-set (KV buckets): mirror them"},
+    {.key = "mirror",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_stream_config, mirror),
+     .help = "a stream this one is a read-only copy of, with the same sequence numbers (e.g. "
+             "KV_tickets for an audit); no subjects or sources then"},
     {.key = "retention",
      .type = GF_CFG_ENUM,
      .offset = offsetof(gf_stream_config, retention),

@@ -141,10 +141,11 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
     gf_err err = GF_OK;
 
     memset(res, 0, sizeof *res);
-    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
-        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
+    /* Buckets before streams: a stream may source or mirror a bucket's KV_<name>. */
     for (size_t i = 0; def->buckets && def->buckets[i] && err == GF_OK; i++)
         err = gf_provision_bucket_named(js, fn->cfg, def->buckets[i], res);
+    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
+        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
     for (size_t i = 0; i < def->endpoints_len && err == GF_OK; i++) {
         gf__endpoint_run *run = &fn->runs[i];
         const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);

@@ -7,7 +7,7 @@
  *   code     gamefn.v1.ErrorCode number (INVALID_ARGUMENT, FAILED_PRECONDITION, ...)
  *   field    the offending field as a path ("members[2].rating"), "" when none
  *   message  "<field>: <what is wrong>" when there is a field, else "<what is wrong>";
- *            UTF-8 without control characters, at most GF_WIRE_TEXT_MAX bytes
+ *            UTF-8 without control characters, at most 255 bytes
  * A request handler copies the three into gf_reply (code, field, error). The message is
  * for people: clients branch on code and field, never on the text.
  *
@@ -20,9 +20,9 @@
 #include "gamefn/limits.h"
 
 typedef struct gf_tickets_problem {
-    int code; /* gamefn.v1.ErrorCode number; 0 when nothing was refused */
-    char field[GF_WIRE_FIELD_MAX + 1];
-    char message[GF_WIRE_TEXT_MAX + 1];
+    int code;                       /* gamefn.v1.ErrorCode number; 0 when nothing was refused */
+    char field[GF_WIRE_FIELD_MAX];  /* sized as gf_reply.field: at most 127 bytes */
+    char message[GF_WIRE_TEXT_MAX]; /* sized as gf_reply.error: at most 255 bytes */
 } gf_tickets_problem;
 
 /* Fills *p (NULL is fine: nothing happens) and returns `err`, so a refusal is one line:
