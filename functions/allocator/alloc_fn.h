@@ -16,6 +16,7 @@
 #include "alloc_plan.h"
 #include "fleet_mirror.h"
 #include "gamefn/endpoint.h"
+#include "mmstore.h"
 
 /* GAMEFN_TEST_ALLOCATOR_PAUSE=<step>: tests make the allocator stop (sleep until
  * killed) at one step of a match, to SIGKILL it there. Steps, in order: */
@@ -25,7 +26,8 @@ typedef struct alloc_state {
     const alloc_config *cfg;
     const char *instance_id;
     natsConnection *nc;
-    kvStore *tickets, *fleet, *matches;
+    gf_mmstore *store; /* tickets, players, matches */
+    kvStore *fleet;
     fleet_mirror *mirror;
     uint8_t sk[GF_WIRE_JOIN_SK_LEN];
     alloc_signer signer;

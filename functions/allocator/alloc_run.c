@@ -26,16 +26,14 @@
 #include <string.h>
 
 #include "alloc_fn.h"
-#include "fleet_outcome.h"
 #include "fleet_store.h"
 #include "gamefn/clock.h"
 #include "gamefn/function.h"
-#include "gamefn/kv.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/record.h"
-#include "gamefn/tickets/status.h"
+#include "mmstore.h"
 
 enum { CANDIDATES = 8, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000 };
 
@@ -72,20 +70,6 @@ static gf_err retry_on(gf_err err)
     return err == GF_OK ? GF_OK : GF_ERR_RETRY;
 }
 
-static void push_status(job *j, const Gamefn__V1__TicketRecord *rec, uint64_t revision)
-{
-    gf_ticket_status s;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    char subject[128];
-    gf_ticket_status_of(rec, revision, NULL, &s);
-    if (gf_ticket_status_pack(&s, &buf, &len) != GF_OK)
-        return;
-    snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_TICKET_STATUS, rec->ticket_id);
-    natsConnection_Publish(j->st->nc, subject, buf, (int)len);
-    free(buf);
-}
-
 static void publish_demand(job *j, const char *allocated_dc)
 {
     Gamefn__V1__FleetDemand d = GAMEFN__V1__FLEET_DEMAND__INIT;
@@ -108,76 +92,116 @@ static void publish_demand(job *j, const char *allocated_dc)
 static gf_err read_ticket(job *j, const char *ticket_id, Gamefn__V1__TicketRecord **rec,
                           uint64_t *rev)
 {
-    kvEntry *e = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
     *rec = NULL;
-    gf_err err = gf_kv_get(j->st->tickets, ticket_id, &e);
-    if (err != GF_OK)
-        return err;
-    *rev = kvEntry_Revision(e);
-    err = gf_ticket_decode(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), ticket_id, rec, NULL);
-    kvEntry_Destroy(e);
+    gf_err err = gf_mmstore_get(j->st->store, GF_MM_TICKETS, ticket_id, &buf, &len, rev);
+    if (err == GF_OK)
+        err = gf_ticket_decode(buf, len, ticket_id, rec, NULL);
+    free(buf);
     return err;
 }
 
-/* Applies the decided outcome to one ticket (gf_outcome_settle), by CAS, re-reading on
- * a lost race. A ticket that no longer belongs to the match is left alone. */
-static gf_err settle_ticket(job *j, const Gamefn__V1__MatchOutcome *o, const char *ticket_id,
-                            bool *wrote)
+/* One ticket being settled: what was read, what to write. */
+typedef struct settle_item {
+    const char *ticket_id;
+    Gamefn__V1__TicketRecord *cur;
+    gf_ticket_next next;
+    uint8_t *buf;
+    gf_mm_op op;
+    bool pending; /* still to settle */
+} settle_item;
+
+static void item_reset(settle_item *it)
 {
-    *wrote = false;
-    for (int attempt = 0; attempt < TICKET_ATTEMPTS; attempt++) {
-        Gamefn__V1__TicketRecord *cur = NULL;
-        uint64_t rev = 0;
-        gf_err err = read_ticket(j, ticket_id, &cur, &rev);
-        if (err == GF_ERR_NOT_FOUND || err == GF_ERR_INVALID) {
-            gf_log_warn("ticket of a match unreadable; skipped", "match=%s ticket=%s err=%s",
-                        o->match_id, ticket_id, gf_err_str(err));
-            return GF_OK;
-        }
-        if (err != GF_OK)
-            return err;
-        gf_ticket_next next;
-        err = gf_outcome_settle(o, cur, gf_clock_unix_ms(), &next, NULL);
-        if (err == GF_OK && !next.unchanged) {
-            uint8_t *buf = NULL;
-            size_t len = 0;
-            uint64_t new_rev = 0;
-            err = gf_ticket_pack(&next.rec, &buf, &len);
-            if (err == GF_OK)
-                err = gf_kv_update(j->st->tickets, ticket_id, buf, len, rev, &new_rev);
-            free(buf);
-            if (err == GF_OK) {
-                push_status(j, &next.rec, new_rev);
-                *wrote = true;
-            }
-        } else if (err == GF_ERR_CONFLICT || err == GF_ERR_INVALID) {
-            /* Not this match's any more (cancelled and released by its canceller) or
-             * not in it: nothing of ours to write. */
-            err = GF_OK;
-        }
-        gf_ticket_free(cur);
-        if (err != GF_ERR_CONFLICT)
-            return err;
-        keep_alive(j);
-    }
-    return GF_ERR_CONFLICT;
+    gf_ticket_free(it->cur);
+    free(it->buf);
+    it->cur = NULL;
+    it->buf = NULL;
 }
 
+/* Reads one pending ticket and prepares its write; clears `pending` when there is
+ * nothing of ours to write (no longer this match's, unreadable, or already settled). */
+static gf_err prepare(job *j, const Gamefn__V1__MatchOutcome *o, settle_item *it)
+{
+    uint64_t rev = 0;
+    size_t len = 0;
+    item_reset(it);
+    gf_err err = read_ticket(j, it->ticket_id, &it->cur, &rev);
+    if (err == GF_ERR_NOT_FOUND || err == GF_ERR_INVALID) {
+        gf_log_warn("ticket of a match unreadable; skipped", "match=%s ticket=%s err=%s",
+                    o->match_id, it->ticket_id, gf_err_str(err));
+        it->pending = false;
+        return GF_OK;
+    }
+    if (err != GF_OK)
+        return err;
+    err = gf_outcome_settle(o, it->cur, gf_clock_unix_ms(), &it->next, NULL);
+    if (err == GF_ERR_CONFLICT || err == GF_ERR_INVALID || (err == GF_OK && it->next.unchanged)) {
+        /* Not this match's any more (cancelled and released by its canceller), not in
+         * it, or already written: nothing of ours to write. */
+        it->pending = false;
+        return GF_OK;
+    }
+    if (err == GF_OK)
+        err = gf_ticket_pack(&it->next.rec, &it->buf, &len);
+    it->op = (gf_mm_op){.kind = GF_MM_UPDATE,
+                        .bucket = GF_MM_TICKETS,
+                        .key = it->ticket_id,
+                        .last = rev,
+                        .data = it->buf,
+                        .len = len};
+    return err;
+}
+
+/* Applies the decided outcome to every ticket of the match (gf_outcome_settle): the
+ * writes go out together, a lost race is re-read and retried, a ticket that no longer
+ * belongs to the match is left alone. Each write's status is pushed. */
 static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
 {
-    bool first = true;
-    for (size_t i = 0; i < j->am.n_tickets; i++) {
-        bool wrote = false;
-        gf_err err = settle_ticket(j, o, j->am.ticket_ids[i], &wrote);
-        if (err != GF_OK)
-            return err;
-        if (wrote && first &&
-            o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
-            first = false;
-            pause_at(j, "assigning");
+    size_t n = j->am.n_tickets;
+    settle_item *items = calloc(n, sizeof *items);
+    gf_mm_op *ops = calloc(n, sizeof *ops);
+    size_t *of = calloc(n, sizeof *of); /* ops[k] is items[of[k]] */
+    gf_err err = items && ops && of ? GF_OK : GF_ERR_NOMEM;
+    /* Test-only: one write at a time, so a pause can fall between two of them. */
+    bool one_by_one = strcmp(j->st->pause_at, "assigning") == 0;
+    int rounds = TICKET_ATTEMPTS * (one_by_one ? (int)n : 1);
+    for (size_t i = 0; err == GF_OK && i < n; i++)
+        items[i] = (settle_item){.ticket_id = j->am.ticket_ids[i], .pending = true};
+    for (int round = 0; err == GF_OK && round < rounds; round++) {
+        size_t m = 0;
+        for (size_t i = 0; err == GF_OK && i < n && !(one_by_one && m == 1); i++) {
+            if (items[i].pending)
+                err = prepare(j, o, &items[i]);
+            if (err == GF_OK && items[i].pending) {
+                of[m] = i;
+                ops[m++] = items[i].op;
+            }
         }
+        if (err != GF_OK || m == 0)
+            break;
+        err = gf_mmstore_batch(j->st->store, ops, m);
+        for (size_t k = 0; k < m; k++) {
+            if (ops[k].err != GF_OK)
+                continue; /* a lost race: read again next round */
+            gf_mmstore_push_record(j->st->store, &items[of[k]].next.rec, ops[k].rev, NULL);
+            items[of[k]].pending = false;
+            if (one_by_one &&
+                o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED)
+                pause_at(j, "assigning");
+        }
+        keep_alive(j);
     }
-    return GF_OK;
+    for (size_t i = 0; err == GF_OK && i < n; i++)
+        if (items[i].pending)
+            err = GF_ERR_CONFLICT; /* still racing after every attempt: redeliver */
+    for (size_t i = 0; items && i < n; i++)
+        item_reset(&items[i]);
+    free(items);
+    free(ops);
+    free(of);
+    return err;
 }
 
 /* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
@@ -275,22 +299,32 @@ static gf_err take_server(job *j, fleet_written *out)
 
 /* ---- deciding ---------------------------------------------------------------------- */
 
+/* Creates the commit record from `buf` unless the match is decided already; *o is what
+ * holds afterwards. Our own decision is announced to the fleet (FleetDemand). */
+static gf_err decide(job *j, gf_err packed, uint8_t *buf, size_t len, const char *allocated_dc,
+                     Gamefn__V1__MatchOutcome **o)
+{
+    bool created = false;
+    gf_err err = packed;
+    if (err == GF_OK)
+        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, &created);
+    free(buf);
+    if (err == GF_OK && created)
+        publish_demand(j, allocated_dc);
+    return err;
+}
+
 static gf_err decide_abort(job *j, Gamefn__V1__MatchAbortReason reason, const char *ticket_id,
                            Gamefn__V1__MatchOutcome **o)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    bool created = false;
     gf_err err = gf_outcome_abort_pack(j->am.m->match_id, reason, ticket_id, NULL,
                                        j->st->instance_id, gf_clock_unix_ms(), &buf, &len, NULL);
+    err = decide(j, err, buf, len, NULL, o);
     if (err == GF_OK)
-        err = fleet_outcome_decide(j->st->matches, j->am.m->match_id, buf, len, o, &created);
-    free(buf);
-    if (err == GF_OK && created) {
         gf_log_info("match aborted", "match=%s reason=%s ticket=%s", j->am.m->match_id,
                     gf_outcome_abort_name(reason), ticket_id ? ticket_id : "-");
-        publish_demand(j, NULL);
-    }
     return err;
 }
 
@@ -301,23 +335,13 @@ static gf_err decide_commit(job *j, const Gamefn__V1__ServerRecord *server,
     alloc_assignments a;
     uint8_t *buf = NULL;
     size_t len = 0;
-    bool created = false;
     int64_t now = gf_clock_unix_ms();
     gf_err err = alloc_assignments_build(&j->am, server, &j->st->signer, now, &a);
     if (err == GF_OK)
         err = gf_outcome_commit_pack(j->am.m->match_id, a.v, a.n, j->st->instance_id, now, &buf,
                                      &len, NULL);
-    if (err == GF_OK)
-        err = fleet_outcome_decide(j->st->matches, j->am.m->match_id, buf, len, o, &created);
-    free(buf);
     alloc_assignments_fini(&a);
-    if (err == GF_OK && created) {
-        int64_t ms = now - j->am.m->created_unix_ms;
-        gf_log_debug("match committed", "match=%s server=%s.%s alloc_ms=%lld", j->am.m->match_id,
-                     server->datacenter, server->server_id, (long long)ms);
-        publish_demand(j, server->datacenter);
-    }
-    return err;
+    return decide(j, err, buf, len, server->datacenter, o);
 }
 
 /* Applies a decided outcome: the tickets, and the server of an aborted match. */
@@ -329,12 +353,26 @@ static gf_err conclude(job *j, const Gamefn__V1__MatchOutcome *o)
     return err;
 }
 
+/* The commit record, if the match is decided already (o NULL when not). */
+static gf_err read_outcome(job *j, Gamefn__V1__MatchOutcome **o)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t rev = 0;
+    *o = NULL;
+    gf_err err = gf_mmstore_get(j->st->store, GF_MM_MATCHES, j->am.m->match_id, &buf, &len, &rev);
+    if (err == GF_OK)
+        err = gf_outcome_decode(buf, len, j->am.m->match_id, o, NULL);
+    free(buf);
+    return err == GF_ERR_NOT_FOUND ? GF_OK : err;
+}
+
 static gf_err allocate(job *j)
 {
     const Gamefn__V1__Match *m = j->am.m;
     Gamefn__V1__MatchOutcome *o = NULL;
     fleet_written server = {0};
-    gf_err err = fleet_outcome_get(j->st->matches, m->match_id, &o);
+    gf_err err = read_outcome(j, &o);
     if (err == GF_ERR_INVALID) {
         gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
                      m->match_id);

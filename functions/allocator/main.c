@@ -38,9 +38,8 @@ static void alloc_fini(gf_fn *fn)
     if (!st)
         return;
     fleet_mirror_stop(st->mirror);
-    kvStore_Destroy(st->tickets);
+    gf_mmstore_close(st->store);
     kvStore_Destroy(st->fleet);
-    kvStore_Destroy(st->matches);
     sodium_memzero(st->sk, sizeof st->sk);
     free(st);
     gf_fn_set_state(fn, NULL);
@@ -72,11 +71,9 @@ static gf_err alloc_init(gf_fn *fn)
         err = check_ack_wait(fn, st);
     jsCtx *js = gf_fn_js(fn);
     if (err == GF_OK)
-        err = gf_kv_open(js, "tickets", &st->tickets);
+        err = gf_mmstore_open(st->nc, js, &st->store);
     if (err == GF_OK)
         err = gf_kv_open(js, "fleet", &st->fleet);
-    if (err == GF_OK)
-        err = gf_kv_open(js, "matches", &st->matches);
     if (err == GF_OK)
         err = fleet_mirror_start(st->nc, js, "fleet", 5 * 60 * 1000, &st->mirror);
     if (err == GF_OK && !fleet_mirror_wait_ready(st->mirror, 10000))
@@ -92,7 +89,7 @@ static const gf_endpoint endpoints[] = {
      .pull = {.stream = "MATCHES", .consumer = "allocator", .on_message = alloc_on_match}},
 };
 
-static const char *const buckets[] = {"tickets", "fleet", "matches", NULL};
+static const char *const buckets[] = {"tickets", "players", "matches", "fleet", NULL};
 
 static const gf_function allocator_function = {
     .name = "allocator",

@@ -6,7 +6,7 @@
  *   fleet_sweep.c    the tick: stale servers, abandoned allocations, the warm pool;
  *                    the demand subscription that feeds the forecast
  *   fleet_release.c  what a match's end or a server's removal does to the `players`
- *                    and `matches` buckets
+ *                    and `matches` buckets (through mmstore, the matchmaking seam)
  *
  * Threads: each request endpoint and the tick run on their own nats.c threads, the
  * demand subscription on another, the mirror on its own. Shared mutable state is the
@@ -27,6 +27,7 @@
 #include "fleet_record.h"
 #include "gamefn/endpoint.h"
 #include "gamefn/join_key.h"
+#include "mmstore.h"
 #include "warm.h"
 
 enum { FLEET_KEYS_MAX = 8 };
@@ -36,7 +37,8 @@ typedef struct fleet_state {
     const char *instance_id; /* borrowed from the runtime */
     natsConnection *nc;
     jsCtx *js;
-    kvStore *fleet_kv, *players_kv, *matches_kv;
+    kvStore *fleet_kv;
+    gf_mmstore *store; /* players and matches */
     fleet_mirror *mirror;
     /* Join keys from config, as wire messages (current first). */
     gf_join_key keys[FLEET_KEYS_MAX];
@@ -81,6 +83,10 @@ void fleet_released_fini(fleet_released *r);
 
 /* The match of a finished game: release its players (they may queue again). */
 void fleet_release_finished(fleet_state *st, const fleet_released *r);
+
+/* Creates matches/<match_id> = ABORTED (NO_SERVER: its server is gone) unless the match
+ * is decided; *committed says whether it had been committed (the game was running). */
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed);
 
 /* The match of a removed server (stale, or shut down while allocated): if it was never
  * committed, abort it (its tickets go back to the pool, keeping their players); if it

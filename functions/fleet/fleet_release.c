@@ -20,10 +20,11 @@
 #include <string.h>
 
 #include "fleet_fn.h"
-#include "fleet_outcome.h"
-#include "gamefn/kv.h"
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
-#include "gamefn/v1/match.pb-c.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/players.h"
+#include "mmstore.h"
 
 static char **copy_ids(char *const *ids, size_t n)
 {
@@ -85,21 +86,22 @@ static bool has_ticket(const fleet_released *r, const char *ticket_id)
 static gf_err release_player(fleet_state *st, const fleet_released *r, const char *player_id)
 {
     for (int attempt = 0; attempt < 3; attempt++) {
-        kvEntry *e = NULL;
-        gf_err err = gf_kv_get(st->players_kv, player_id, &e);
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        uint64_t rev = 0;
+        Gamefn__V1__PlayerMatchRecord *rec = NULL;
+        gf_err err = gf_mmstore_get(st->store, GF_MM_PLAYERS, player_id, &buf, &len, &rev);
         if (err == GF_ERR_NOT_FOUND)
             return GF_OK;
-        if (err != GF_OK)
-            return err;
-        Gamefn__V1__PlayerMatchRecord *rec = gamefn__v1__player_match_record__unpack(
-            NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
-        bool ours = rec && has_ticket(r, rec->ticket_id);
-        uint64_t rev = kvEntry_Revision(e);
-        gamefn__v1__player_match_record__free_unpacked(rec, NULL);
-        kvEntry_Destroy(e);
-        if (!ours)
-            return GF_OK; /* the player has moved on to another ticket */
-        err = gf_kv_delete_if(st->js, st->players_kv, player_id, rev);
+        bool ours = err == GF_OK && gf_players_decode(buf, len, player_id, &rec, NULL) == GF_OK &&
+                    has_ticket(r, rec->ticket_id);
+        gf_players_free(rec);
+        free(buf);
+        if (err != GF_OK || !ours)
+            return err; /* a read failure, or the player has moved on to another ticket */
+        gf_mm_op op = {
+            .kind = GF_MM_DELETE, .bucket = GF_MM_PLAYERS, .key = player_id, .last = rev};
+        err = gf_mmstore_write(st->store, &op);
         if (err != GF_ERR_CONFLICT)
             return err;
     }
@@ -117,16 +119,29 @@ void fleet_release_finished(fleet_state *st, const fleet_released *r)
                     r->match_id, failed);
 }
 
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed)
+{
+    Gamefn__V1__MatchOutcome *o = NULL;
+    *committed = false;
+    gf_err err = gf_mmstore_abort_match(
+        st->store, match_id, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER, NULL,
+        st->instance_id, gf_clock_unix_ms(), &o);
+    if (err == GF_OK)
+        *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+    gf_outcome_free(o);
+    return err;
+}
+
 void fleet_release_removed(fleet_state *st, const fleet_released *r)
 {
-    fleet_outcome outcome = FLEET_OUTCOME_UNKNOWN;
-    gf_err err = fleet_outcome_abort(st->matches_kv, r->match_id, st->instance_id, &outcome);
+    bool committed = false;
+    gf_err err = fleet_abort_unless_committed(st, r->match_id, &committed);
     if (err != GF_OK) {
         gf_log_warn("match of a removed server left undecided", "match=%s err=%s", r->match_id,
                     gf_err_str(err));
         return;
     }
-    if (outcome == FLEET_OUTCOME_COMMITTED)
+    if (committed)
         fleet_release_finished(st, r);
     else
         gf_log_info("match of a removed server aborted", "match=%s", r->match_id);

@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "fleet_fn.h"
-#include "fleet_outcome.h"
 #include "fleet_store.h"
 #include "gamefn/clock.h"
 #include "gamefn/function.h"
@@ -146,14 +145,14 @@ static char *settle_late(fleet_state *st, const late_item *it)
     snprintf(tag, sizeof tag, "%s %s", it->key, it->match_id);
     if (known_committed(st, tag))
         return strdup(tag);
-    fleet_outcome outcome = FLEET_OUTCOME_UNKNOWN;
-    gf_err err = fleet_outcome_abort(st->matches_kv, it->match_id, st->instance_id, &outcome);
+    bool committed = false;
+    gf_err err = fleet_abort_unless_committed(st, it->match_id, &committed);
     if (err != GF_OK) {
         gf_log_warn("abandoned allocation left undecided", "server=%s match=%s err=%s", it->key,
                     it->match_id, gf_err_str(err));
         return NULL;
     }
-    if (outcome == FLEET_OUTCOME_COMMITTED)
+    if (committed)
         return strdup(tag);
     fleet_written w = {0};
     err = fleet_store_release(st->fleet_kv, it->key, it->match_id, &w);

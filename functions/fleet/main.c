@@ -48,8 +48,7 @@ static void fleet_fini(gf_fn *fn)
     natsSubscription_Destroy(st->demand_sub);
     fleet_mirror_stop(st->mirror);
     kvStore_Destroy(st->fleet_kv);
-    kvStore_Destroy(st->players_kv);
-    kvStore_Destroy(st->matches_kv);
+    gf_mmstore_close(st->store);
     for (size_t i = 0; i < st->n_committed; i++)
         free(st->committed[i]);
     free(st->committed);
@@ -74,9 +73,7 @@ static gf_err fleet_init(gf_fn *fn)
     if (err == GF_OK)
         err = gf_kv_open(st->js, "fleet", &st->fleet_kv);
     if (err == GF_OK)
-        err = gf_kv_open(st->js, "players", &st->players_kv);
-    if (err == GF_OK)
-        err = gf_kv_open(st->js, "matches", &st->matches_kv);
+        err = gf_mmstore_open(st->nc, st->js, &st->store);
     st->demand = calloc(st->cfg->datacenters_len, sizeof *st->demand);
     if (err == GF_OK && !st->demand)
         err = GF_ERR_NOMEM;
@@ -125,7 +122,7 @@ static const gf_endpoint endpoints[] = {
               .on_tick = fleet_on_tick}},
 };
 
-static const char *const buckets[] = {"fleet", "players", "matches", NULL};
+static const char *const buckets[] = {"fleet", "tickets", "players", "matches", NULL};
 
 static const gf_function fleet_function = {
     .name = "fleet",
