@@ -1,51 +1,42 @@
 /*
- * fleet_mirror.c — the fleet bucket's watcher thread (see fleet_mirror.h).
+ * fleet_mirror.c — the fleet bucket's copy (see fleet_mirror.h), kept by a runtime KV
+ * watch (gamefn/kv_watch.h: re-created after reconnects and failures).
  *
- * Design notes: the thread waits on kvWatcher_Next in short slices so it notices a
- * stop, a reconnect (natsConnection_GetStats' reconnect count) or the resync timer
- * within a slice. A watcher that returns an error other than a timeout is dropped and
- * re-created after a short backoff. The table is touched only under `lock`; entries
- * are applied one at a time, so readers never wait behind a whole replay.
+ * Design notes: the table is touched only under `lock`; entries are applied one at a
+ * time, so readers never wait behind a whole replay. A replay marks what it mentions
+ * (fleet_table resync) and drops the rest when it is complete.
  */
 #include "fleet_mirror.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/kv_watch.h"
 #include "gamefn/log.h"
 
-enum { SLICE_MS = 200 };
-
 struct fleet_mirror {
-    natsConnection *nc;
     kvStore *kv;
-    int64_t resync_ms;
-    pthread_t thread;
-    bool thread_started;
-    atomic_int stop;
+    gf_kv_watch *watch;
     pthread_mutex_t lock;
     pthread_cond_t changed;
     fleet_table *table; /* under lock */
     bool ready;         /* under lock */
-    uint64_t syncs;     /* under lock */
 };
 
-static uint64_t reconnects(natsConnection *nc)
+static void on_begin(void *arg)
 {
-    natsStatistics *st = NULL;
-    uint64_t in_msgs, in_bytes, out_msgs, out_bytes, rc = 0;
-    if (natsStatistics_Create(&st) == NATS_OK && natsConnection_GetStats(nc, st) == NATS_OK)
-        natsStatistics_GetCounts(st, &in_msgs, &in_bytes, &out_msgs, &out_bytes, &rc);
-    natsStatistics_Destroy(st);
-    return rc;
+    fleet_mirror *m = arg;
+    pthread_mutex_lock(&m->lock);
+    fleet_table_resync_begin(m->table);
+    pthread_mutex_unlock(&m->lock);
 }
 
-static void apply(fleet_mirror *m, kvEntry *e)
+static void on_entry(kvEntry *e, void *arg)
 {
+    fleet_mirror *m = arg;
     const char *key = kvEntry_Key(e);
     uint64_t rev = kvEntry_Revision(e);
     pthread_mutex_lock(&m->lock);
@@ -61,68 +52,27 @@ static void apply(fleet_mirror *m, kvEntry *e)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* One watcher's life: until stop, an error, a reconnect or the resync timer. */
-static void watch_once(fleet_mirror *m)
-{
-    kvWatcher *w = NULL;
-    uint64_t seen_reconnects = reconnects(m->nc);
-    if (kvStore_WatchAll(&w, m->kv, NULL) != NATS_OK) {
-        gf_log_warn("fleet watcher not created; retrying", "error=%s", nats_GetLastError(NULL));
-        gf_clock_sleep_ms(500);
-        return;
-    }
-    pthread_mutex_lock(&m->lock);
-    fleet_table_resync_begin(m->table);
-    m->syncs++;
-    pthread_mutex_unlock(&m->lock);
-    bool replaying = true;
-    int64_t until = m->resync_ms > 0 ? gf_clock_mono_ms() + m->resync_ms : INT64_MAX;
-    while (!atomic_load(&m->stop) && gf_clock_mono_ms() < until) {
-        kvEntry *e = NULL;
-        natsStatus s = kvWatcher_Next(&e, w, SLICE_MS);
-        if (s == NATS_OK && e) {
-            apply(m, e);
-            kvEntry_Destroy(e);
-        } else if (s == NATS_OK) { /* the replay of current values is complete */
-            pthread_mutex_lock(&m->lock);
-            size_t dropped = fleet_table_resync_end(m->table);
-            m->ready = true;
-            pthread_cond_broadcast(&m->changed);
-            size_t n = fleet_table_count(m->table);
-            pthread_mutex_unlock(&m->lock);
-            replaying = false;
-            gf_log_debug("fleet mirror in sync", "servers=%zu dropped=%zu", n, dropped);
-        } else if (s != NATS_TIMEOUT) {
-            gf_log_warn("fleet watcher failed; re-creating it", "status=%s", natsStatus_GetText(s));
-            gf_clock_sleep_ms(200);
-            break;
-        }
-        if (reconnects(m->nc) != seen_reconnects) {
-            gf_log_info("reconnected: re-reading the fleet bucket", "replaying=%d", replaying);
-            break;
-        }
-    }
-    kvWatcher_Stop(w);
-    kvWatcher_Destroy(w);
-}
-
-static void *mirror_thread(void *arg)
+static void on_replayed(void *arg)
 {
     fleet_mirror *m = arg;
-    while (!atomic_load(&m->stop))
-        watch_once(m);
-    return NULL;
+    pthread_mutex_lock(&m->lock);
+    size_t dropped = fleet_table_resync_end(m->table);
+    m->ready = true;
+    pthread_cond_broadcast(&m->changed);
+    size_t n = fleet_table_count(m->table);
+    pthread_mutex_unlock(&m->lock);
+    gf_log_debug("fleet mirror in sync", "servers=%zu dropped=%zu", n, dropped);
 }
 
 gf_err fleet_mirror_start(natsConnection *nc, jsCtx *js, const char *bucket, int64_t resync_ms,
                           fleet_mirror **out)
 {
+    static const gf_kv_watch_ops ops = {
+        .begin = on_begin, .entry = on_entry, .replayed = on_replayed};
     *out = NULL;
     fleet_mirror *m = calloc(1, sizeof *m);
     if (!m)
         return GF_ERR_NOMEM;
-    m->nc = nc;
-    m->resync_ms = resync_ms;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* timeouts never jump with the wall clock */
@@ -132,13 +82,12 @@ gf_err fleet_mirror_start(natsConnection *nc, jsCtx *js, const char *bucket, int
     gf_err err = fleet_table_new(&m->table);
     if (err == GF_OK && js_KeyValue(&m->kv, js, bucket) != NATS_OK)
         err = GF_ERR_NOT_FOUND;
-    if (err == GF_OK && pthread_create(&m->thread, NULL, mirror_thread, m) != 0)
-        err = GF_ERR_NOMEM;
+    if (err == GF_OK)
+        err = gf_kv_watch_start(nc, m->kv, NULL, bucket, resync_ms, &ops, m, &m->watch);
     if (err != GF_OK) {
         fleet_mirror_stop(m);
         return err;
     }
-    m->thread_started = true;
     *out = m;
     return GF_OK;
 }
@@ -147,9 +96,7 @@ void fleet_mirror_stop(fleet_mirror *m)
 {
     if (!m)
         return;
-    atomic_store(&m->stop, 1);
-    if (m->thread_started)
-        pthread_join(m->thread, NULL);
+    gf_kv_watch_stop(m->watch);
     kvStore_Destroy(m->kv);
     fleet_table_free(m->table);
     pthread_cond_destroy(&m->changed);
@@ -253,8 +200,5 @@ size_t fleet_mirror_count(fleet_mirror *m)
 
 uint64_t fleet_mirror_syncs(fleet_mirror *m)
 {
-    pthread_mutex_lock(&m->lock);
-    uint64_t n = m->syncs;
-    pthread_mutex_unlock(&m->lock);
-    return n;
+    return gf_kv_watch_syncs(m->watch);
 }

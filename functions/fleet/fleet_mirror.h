@@ -1,13 +1,12 @@
 /*
  * fleet_mirror.h — a live copy of the `fleet` KV bucket (fleet_table.h) kept by a KV
- * watcher on its own thread. The allocator picks servers from it; the fleet function
- * sweeps and plans the warm pool from it.
+ * watch on its own thread (gamefn/kv_watch.h). The allocator picks servers from it; the
+ * fleet function sweeps and plans the warm pool from it.
  *
- * nats.c 3.4.1 watchers do not survive a reconnect (NATS-C.md §8), so the thread
- * re-creates the watcher whenever the connection's reconnect count changes, when the
- * watcher fails, and every `resync_ms` as a safety net; each re-creation replays
- * every key, and keys the replay does not mention are dropped (fleet_table resync).
- * Until the first replay finished, fleet_mirror_ready() is false.
+ * The watch is re-created after every reconnect (nats.c 3.4.1 watchers do not survive
+ * one), after a failure, and every `resync_ms` as a safety net; each re-creation
+ * replays every key, and keys the replay does not mention are dropped (fleet_table
+ * resync). Until the first replay finished, fleet_mirror_ready() is false.
  *
  * The mirror may lag the bucket by a few milliseconds: it only suggests; every write
  * is a compare-and-set on the revision it read, so a stale suggestion costs a lost

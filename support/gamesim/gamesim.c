@@ -9,6 +9,7 @@
 #include "gamesim_internal.h"
 #include "gamefn/clock.h"
 #include "gamefn/join_token.h"
+#include "gamefn/kv_watch.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
 #include "gamefn/wire_error.h"
@@ -126,13 +127,13 @@ void gf__sim_apply_record(gf_gamesim *s, sim_server *sv, const Gamefn__V1__Serve
 /* ---- callbacks -------------------------------------------------------------------- */
 
 /* A server learns of its allocation as soon as the allocator's write is stored, from
- * a KV watcher on the fleet bucket (an ordered consumer: stored values only). A plain
- * subscription on $KV.fleet.<key> would not do: it also receives the writes the bucket
- * refused, i.e. every compare-and-set that lost its race. The watcher is re-created
- * after an error or a reconnect (nats.c 3.4.1 watchers do not survive one); heartbeat
- * replies cover the gap. */
-static void on_record(gf_gamesim *s, kvEntry *e)
+ * a KV watch on the fleet bucket (gamefn/kv_watch.h: stored values only, re-created
+ * after reconnects). A plain subscription on $KV.fleet.<key> would not do: it also
+ * receives the writes the bucket refused, i.e. every compare-and-set that lost its
+ * race. Heartbeat replies cover any gap. */
+static void on_record(kvEntry *e, void *arg)
 {
+    gf_gamesim *s = arg;
     const char *key = kvEntry_Key(e), *dot = key ? strrchr(key, '.') : NULL;
     if (!dot || kvEntry_Operation(e) != kvOp_Put)
         return;
@@ -144,44 +145,6 @@ static void on_record(gf_gamesim *s, kvEntry *e)
         gf__sim_apply_record(s, sv, rec, gf_clock_mono_ms());
     pthread_mutex_unlock(&s->lock);
     gamefn__v1__server_record__free_unpacked(rec, NULL);
-}
-
-static uint64_t reconnects(natsConnection *nc)
-{
-    natsStatistics *st = NULL;
-    uint64_t a, b, c, d, n = 0;
-    if (natsStatistics_Create(&st) == NATS_OK && natsConnection_GetStats(nc, st) == NATS_OK)
-        natsStatistics_GetCounts(st, &a, &b, &c, &d, &n);
-    natsStatistics_Destroy(st);
-    return n;
-}
-
-static void *watch_thread(void *arg)
-{
-    gf_gamesim *s = arg;
-    while (!atomic_load(&s->stop)) {
-        kvWatcher *w = NULL;
-        uint64_t seen = reconnects(s->nc);
-        kvWatchOptions wo;
-        kvWatchOptions_Init(&wo);
-        wo.IgnoreDeletes = true;
-        if (kvStore_WatchAll(&w, s->fleet, &wo) != NATS_OK) {
-            gf_clock_sleep_ms(500);
-            continue;
-        }
-        while (!atomic_load(&s->stop) && reconnects(s->nc) == seen) {
-            kvEntry *e = NULL;
-            natsStatus st = kvWatcher_Next(&e, w, 200);
-            if (st == NATS_OK && e)
-                on_record(s, e);
-            kvEntry_Destroy(e);
-            if (st != NATS_OK && st != NATS_TIMEOUT)
-                break;
-        }
-        kvWatcher_Stop(w);
-        kvWatcher_Destroy(w);
-    }
-    return NULL;
 }
 
 static void on_scale(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
@@ -375,9 +338,9 @@ gf_err gf_gamesim_start(natsConnection *nc, const gf_gamesim_opts *opts, gf_game
     if (err == GF_OK &&
         natsConnection_Subscribe(&s->join_sub, nc, JOIN_SUBJECT ".*", on_join, s) != NATS_OK)
         err = GF_ERR_NATS;
-    if (err == GF_OK && pthread_create(&s->watcher, NULL, watch_thread, s) != 0)
-        err = GF_ERR_NOMEM;
-    s->watcher_started = err == GF_OK;
+    static const gf_kv_watch_ops ops = {.entry = on_record};
+    if (err == GF_OK)
+        err = gf_kv_watch_start(nc, s->fleet, NULL, "gamesim", 0, &ops, s, &s->watch);
     for (size_t i = 0; err == GF_OK && s->o.adapter && i < s->n_dcs; i++) {
         char subject[128];
         snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_FLEET_SCALE, s->dcs[i].name);
@@ -416,8 +379,7 @@ void gf_gamesim_stop(gf_gamesim *s)
     atomic_store(&s->stop, 1);
     if (s->thread_started)
         pthread_join(s->thread, NULL);
-    if (s->watcher_started)
-        pthread_join(s->watcher, NULL);
+    gf_kv_watch_stop(s->watch);
     natsSubscription_Destroy(s->join_sub);
     for (size_t i = 0; s->scale_subs && i < s->n_dcs; i++)
         natsSubscription_Destroy(s->scale_subs[i]);

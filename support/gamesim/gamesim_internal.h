@@ -15,6 +15,7 @@
 
 #include "gamesim.h"
 #include "gamefn/join_key.h"
+#include "gamefn/kv_watch.h"
 #include "gamefn/limits.h"
 #include "gamefn/v1/fleet.pb-c.h"
 
@@ -68,8 +69,9 @@ struct gf_gamesim {
     sim_dc *dcs;
     size_t n_dcs;
     natsSubscription *join_sub, **scale_subs;
-    pthread_t thread, watcher; /* the worker; the fleet watcher */
-    bool thread_started, watcher_started;
+    pthread_t thread; /* the worker */
+    bool thread_started;
+    gf_kv_watch *watch; /* the fleet bucket */
     atomic_int stop;
 
     pthread_mutex_t lock;

@@ -12,6 +12,7 @@
  *   - SIGKILL of the allocator at every step: the match ends completed or returned,
  *     never half assigned, and no second server is taken; killed after taking a server
  *     that then leaves, the match is aborted by the fleet and returned;
+ *   - nats-server restarts: the fleet mirror is re-read and allocation goes on;
  *   - malformed Matches are terminated and change nothing.
  */
 #include <setjmp.h>
@@ -387,6 +388,40 @@ static void sigkill_then_server_lost_returns_the_match(void **state)
     fleet_env_free(&e);
 }
 
+/* nats-server restarts: the allocator's fleet mirror (a KV watch, which nats.c 3.4.1
+ * does not carry over a reconnect) is re-read, and the next match is assigned. */
+static void allocation_after_nats_restart(void **state)
+{
+    (void)state;
+    fleet_env e;
+    gf_proc fleet = {0}, alloc = {0};
+    fleet_env_start(&e, NULL);
+    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
+    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    gf_gamesim *sim = sim_start(&e, "eu", 1, 200);
+    assert_int_equal(gf_natsd_restart(e.fn.natsd), 0);
+    assert_true(fleet_log_has(&alloc, "reconnected: re-reading the bucket", 15000));
+    /* The test's own KV handles reconnect by themselves (plain requests). */
+    for (int waited = 0; waited < 15000; waited += 100) {
+        Gamefn__V1__ServerRecord *r = fleet_record(&e, "eu", "sim-eu-1");
+        bool fresh = r && r->stale_unix_ms > gf_clock_unix_ms() + 1000;
+        gamefn__v1__server_record__free_unpacked(r, NULL);
+        if (fresh)
+            break;
+        gf_clock_sleep_ms(100);
+    }
+    fleet_claim_ticket(&e, "t-r1", "m-restart", gf_clock_unix_ms());
+    char *t[] = {"t-r1"};
+    fleet_publish_match(&e, "m-restart", t, 1, "eu");
+    Gamefn__V1__TicketRecord *a = fleet_wait_ticket(&e, "t-r1", ASSIGNED, 15000);
+    assert_string_equal(a->assignment->server_id, "sim-eu-1");
+    gamefn__v1__ticket_record__free_unpacked(a, NULL);
+    gf_gamesim_stop(sim);
+    assert_true(gf_fnenv_stop(&alloc, 15000));
+    assert_true(gf_fnenv_stop(&fleet, 15000));
+    fleet_env_free(&e);
+}
+
 static void malformed_matches_are_terminated(void **state)
 {
     (void)state;
@@ -440,6 +475,7 @@ int main(void)
         cmocka_unit_test(stale_server_never_allocated_and_dead_server_released),
         cmocka_unit_test(sigkill_at_every_step),
         cmocka_unit_test(sigkill_then_server_lost_returns_the_match),
+        cmocka_unit_test(allocation_after_nats_restart),
         cmocka_unit_test(malformed_matches_are_terminated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
