@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamesim_internal.h"
 #include "gamefn/clock.h"
 #include "gamefn/join_token.h"
 #include "gamefn/kv_watch.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
-#include "gamefn/wire_error.h"
 #include "gamefn/v1/match.pb-c.h"
+#include "gamefn/wire_error.h"
+#include "gamesim_internal.h"
 
 #define JOIN_SUBJECT "gamefn.sim.join"
 

@@ -13,11 +13,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "gamesim.h"
 #include "gamefn/join_key.h"
 #include "gamefn/kv_watch.h"
 #include "gamefn/limits.h"
 #include "gamefn/v1/fleet.pb-c.h"
+#include "gamesim.h"
 
 enum { SIM_KEYS_MAX = 8 };
 

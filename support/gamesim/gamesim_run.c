@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamesim_internal.h"
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
-#include "gamefn/wire_error.h"
 #include "gamefn/v1/ticket.pb-c.h"
+#include "gamefn/wire_error.h"
+#include "gamesim_internal.h"
 
 enum { PASS_MS = 20, CALL_TIMEOUT_MS = 2000, COLLECT_EVERY_MS = 50 };
 

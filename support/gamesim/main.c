@@ -16,10 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "gamesim.h"
 #include "gamefn/config.h"
 #include "gamefn/conn.h"
 #include "gamefn/log.h"
+#include "gamesim.h"
 
 enum { MAX_DCS = 32 };
 

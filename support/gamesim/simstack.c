@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "gamefn/config.h"
-#include "join_sign.h"
 #include "gamefn/v1/match.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
+#include "join_sign.h"
 #include "proc.h"
 
 static const char config_template[] = "nats:\n"

@@ -27,11 +27,11 @@
 #include <cmocka.h>
 
 #include "fleet_support.h"
-#include "gamesim.h"
 #include "gamefn/clock.h"
 #include "gamefn/join_key.h"
 #include "gamefn/join_token.h"
 #include "gamefn/subjects.h"
+#include "gamesim.h"
 
 #define QUEUED    GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED
 #define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED

@@ -15,9 +15,9 @@
 #include <cmocka.h>
 
 #include "fleet_support.h"
-#include "gamesim.h"
 #include "gamefn/clock.h"
 #include "gamefn/subjects.h"
+#include "gamesim.h"
 
 #define C_INVALID      1
 #define C_NOT_FOUND    2

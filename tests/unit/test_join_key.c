@@ -17,11 +17,11 @@
 #include <cmocka.h>
 #include <sodium.h>
 
+#include "gamefn/join_key.h"
+#include "gamefn/join_token.h"
 #include "join_sign.h"
 #include "join_vectors.h"
 #include "test_hex.h"
-#include "gamefn/join_key.h"
-#include "gamefn/join_token.h"
 
 static const int64_t issued = 1767225600000, expires = 1767225660000;
 enum { SKEW = GF_WIRE_JOIN_SKEW_MS };

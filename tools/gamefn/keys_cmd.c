@@ -19,10 +19,10 @@
 #include <sodium.h>
 
 #include "cli.h"
+#include "gamefn/clock.h"
 #include "gamefn/conn.h"
 #include "gamefn/join_key.h"
 #include "gamefn/join_token.h"
-#include "gamefn/clock.h"
 #include "gamefn/names.h"
 #include "gamefn/subjects.h"
 #include "gamefn/wire_error.h"
