@@ -42,6 +42,10 @@ typedef struct job {
     const gf_msg *msg;
     alloc_match am;
     int64_t last_progress; /* mono ms */
+    /* The tickets as the fencing check read them (per ticket; NULL when not read), so
+     * the first round of ticket writes needs no second read. */
+    Gamefn__V1__TicketRecord **read;
+    uint64_t *read_rev;
 } job;
 
 /* Long work tells the server the message is still being handled, so its ack wait
@@ -122,12 +126,19 @@ static void item_reset(settle_item *it)
 
 /* Reads one pending ticket and prepares its write; clears `pending` when there is
  * nothing of ours to write (no longer this match's, unreadable, or already settled). */
-static gf_err prepare(job *j, const Gamefn__V1__MatchOutcome *o, settle_item *it)
+static gf_err prepare(job *j, const Gamefn__V1__MatchOutcome *o, settle_item *it, size_t i)
 {
     uint64_t rev = 0;
     size_t len = 0;
+    gf_err err = GF_OK;
     item_reset(it);
-    gf_err err = read_ticket(j, it->ticket_id, &it->cur, &rev);
+    if (j->read && j->read[i]) { /* as fenced: taken once, a retry reads again */
+        it->cur = j->read[i];
+        rev = j->read_rev[i];
+        j->read[i] = NULL;
+    } else {
+        err = read_ticket(j, it->ticket_id, &it->cur, &rev);
+    }
     if (err == GF_ERR_NOT_FOUND || err == GF_ERR_INVALID) {
         gf_log_warn("ticket of a match unreadable; skipped", "match=%s ticket=%s err=%s",
                     o->match_id, it->ticket_id, gf_err_str(err));
@@ -173,7 +184,7 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
         size_t m = 0;
         for (size_t i = 0; err == GF_OK && i < n && !(one_by_one && m == 1); i++) {
             if (items[i].pending)
-                err = prepare(j, o, &items[i]);
+                err = prepare(j, o, &items[i], i);
             if (err == GF_OK && items[i].pending) {
                 of[m] = i;
                 ops[m++] = items[i].op;
@@ -205,17 +216,24 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
 }
 
 /* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
- * *err is set on a read failure. */
+ * *err is set on a read failure. The records read are kept for the ticket writes. */
 static const char *fence(job *j, gf_err *err)
 {
     *err = GF_OK;
+    j->read = calloc(j->am.n_tickets, sizeof *j->read);
+    j->read_rev = calloc(j->am.n_tickets, sizeof *j->read_rev);
     for (size_t i = 0; i < j->am.n_tickets; i++) {
         Gamefn__V1__TicketRecord *rec = NULL;
         uint64_t rev = 0;
         gf_err e = read_ticket(j, j->am.ticket_ids[i], &rec, &rev);
         bool ours = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
                     rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
-        gf_ticket_free(rec);
+        if (j->read && j->read_rev) {
+            j->read[i] = rec;
+            j->read_rev[i] = rev;
+        } else {
+            gf_ticket_free(rec);
+        }
         if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID) {
             *err = e;
             return NULL;
@@ -224,6 +242,16 @@ static const char *fence(job *j, gf_err *err)
             return j->am.ticket_ids[i];
     }
     return NULL;
+}
+
+static void forget_reads(job *j)
+{
+    for (size_t i = 0; j->read && i < j->am.n_tickets; i++)
+        gf_ticket_free(j->read[i]);
+    free(j->read);
+    free(j->read_rev);
+    j->read = NULL;
+    j->read_rev = NULL;
 }
 
 /* ---- the server ------------------------------------------------------------------- */
@@ -372,7 +400,10 @@ static gf_err allocate(job *j)
     const Gamefn__V1__Match *m = j->am.m;
     Gamefn__V1__MatchOutcome *o = NULL;
     fleet_written server = {0};
-    gf_err err = read_outcome(j, &o);
+    /* On a first delivery the match cannot be decided yet, except by someone taking a
+     * ticket away (a cancel, an expired claim): the fencing check then fails and the
+     * abort finds that decision. A redelivery reads the record first. */
+    gf_err err = j->msg->num_delivered > 1 ? read_outcome(j, &o) : GF_OK;
     if (err == GF_ERR_INVALID) {
         gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
                      m->match_id);
@@ -417,6 +448,7 @@ static gf_err allocate(job *j)
         pause_at(j, "assigned");
     gf_outcome_free(o);
     fleet_written_fini(&server);
+    forget_reads(j);
     return err;
 }
 

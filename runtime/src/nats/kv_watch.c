@@ -48,8 +48,8 @@ static void watch_once(gf_kv_watch *w)
 {
     kvWatcher *kw = NULL;
     uint64_t seen = reconnects(w->nc);
-    natsStatus s = w->keys ? kvStore_Watch(&kw, w->kv, w->keys, NULL)
-                           : kvStore_WatchAll(&kw, w->kv, NULL);
+    natsStatus s =
+        w->keys ? kvStore_Watch(&kw, w->kv, w->keys, NULL) : kvStore_WatchAll(&kw, w->kv, NULL);
     if (s != NATS_OK) {
         gf_log_warn("KV watcher not created; retrying", "watch=%s status=%s", w->name,
                     natsStatus_GetText(s));
