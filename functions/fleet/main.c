@@ -12,6 +12,7 @@
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
+#include "gamefn/tickets/config.h"
 
 static gf_err load_keys(fleet_state *st)
 {
@@ -38,6 +39,31 @@ static gf_err load_keys(fleet_state *st)
     }
     st->n_keys = cfg->join_keys_len;
     return GF_OK;
+}
+
+/* Every datacenter the matcher may choose must be one servers can register in, or its
+ * matches would always find no server. Checked when the config file has a matcher
+ * section (a fleet-only deployment has none). */
+static gf_err check_matcher_datacenters(gf_fn *fn, const fleet_config *cfg)
+{
+    gf_config *mm = NULL;
+    gf_config_error cerr;
+    if (gf_mm_config_load(gf_fn_config(fn)->path, &mm, &cerr) != GF_OK) {
+        gf_log_debug("no matcher section to compare datacenters with", NULL);
+        return GF_OK;
+    }
+    const gf_mm_config *m = gf_config_function(mm);
+    gf_err err = GF_OK;
+    for (size_t i = 0; i < m->matchmaking.datacenters_len; i++) {
+        const char *name = m->matchmaking.datacenters[i].name;
+        if (!fleet_config_dc(cfg, name)) {
+            gf_log_error("a matcher datacenter is not in functions.fleet.datacenters",
+                         "datacenter=%s", name);
+            err = GF_ERR_CONFIG;
+        }
+    }
+    gf_config_free(mm);
+    return err;
 }
 
 static void fleet_fini(gf_fn *fn)
@@ -69,7 +95,9 @@ static gf_err fleet_init(gf_fn *fn)
     st->instance_id = gf_fn_instance_id(fn);
     st->nc = gf_fn_nats(fn);
     st->js = gf_fn_js(fn);
-    gf_err err = load_keys(st);
+    gf_err err = check_matcher_datacenters(fn, st->cfg);
+    if (err == GF_OK)
+        err = load_keys(st);
     if (err == GF_OK)
         err = gf_kv_open(st->js, "fleet", &st->fleet_kv);
     if (err == GF_OK)

@@ -30,6 +30,9 @@ static const char config_template[] = "nats:\n"
                                       "      retention: workqueue\n"
                                       "      max_age: 1h\n"
                                       "      duplicate_window: 2m\n"
+                                      "    - {name: AUDIT_TICKETS, mirror: KV_tickets}\n"
+                                      "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
+                                      "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
                                       "  consumers:\n"
                                       "    - stream: MATCHES\n"
                                       "      name: allocator\n"
@@ -38,9 +41,9 @@ static const char config_template[] = "nats:\n"
                                       "      max_ack_pending: 10000\n"
                                       "      backoff: %s\n"
                                       "  buckets:\n"
-                                      "    - {name: tickets, history: 5}\n"
+                                      "    - {name: tickets, history: 5, ttl: 1h}\n"
                                       "    - {name: fleet}\n"
-                                      "    - {name: players}\n"
+                                      "    - {name: players, history: 5}\n"
                                       "    - {name: matches, ttl: 1d}\n"
                                       "    - {name: leases}\n"
                                       "functions:\n"
@@ -57,6 +60,7 @@ static const char config_template[] = "nats:\n"
                                       "    key_id: test\n"
                                       "    deadline: %s\n"
                                       "    wait_slice: 20ms\n"
+                                      "%s"
                                       "%s";
 
 int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_t pk[32])
@@ -84,7 +88,8 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
             (long long)(3 * interval_ms),
             o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
             o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
-            o->allocator_extra ? o->allocator_extra : "");
+            o->allocator_extra ? o->allocator_extra : "",
+            o->functions_extra ? o->functions_extra : "");
     return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -1,8 +1,8 @@
 /*
  * support/gamesim/simstack.h — the configuration of a fleet + allocator stack for tests
  * and benchmarks: a fresh join-key pair, a config file with the MATCHES stream, the
- * matchmaking buckets and functions.fleet / functions.allocator, and provisioning it
- * (`gamefn provision`).
+ * matchmaking buckets and their audit mirrors (what intake, ticker and matcher need too)
+ * and functions.fleet / functions.allocator, and provisioning it (`gamefn provision`).
  *
  * Ownership: everything is written into the caller's directory; nothing is kept.
  * Threads: call from the thread that owns the child processes (support/natsd/proc.h).
@@ -24,6 +24,8 @@ typedef struct gf_simstack_opts {
     const char *deadline;        /* functions.allocator.deadline (NULL: "500ms") */
     const char *heartbeat;       /* functions.fleet.heartbeat_interval (NULL: "500ms"); the
                                     timeout is three of them */
+    const char *functions_extra; /* more functions: sections (e.g. intake, ticker, matcher),
+                                    indented by two spaces */
 } gf_simstack_opts;
 
 /* Writes <dir>/test.key, <dir>/test.pub (pk, 32 bytes, may be NULL) and the config at

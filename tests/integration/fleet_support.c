@@ -31,6 +31,7 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .fleet_extra = o->fleet_extra,
         .allocator_extra = o->allocator_extra,
         .backoff = o->backoff,
+        .functions_extra = o->functions_extra,
     };
     assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */

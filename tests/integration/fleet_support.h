@@ -30,6 +30,7 @@ typedef struct fleet_env_opts {
     const char *fleet_extra;     /* more functions.fleet keys, one "    key: value\n" each */
     const char *allocator_extra; /* more functions.allocator keys */
     const char *backoff;         /* MATCHES/allocator backoff, default "[2s, 2s, 5s]" */
+    const char *functions_extra; /* more functions: sections (intake, ticker, matcher) */
 } fleet_env_opts;
 
 typedef struct fleet_env {

@@ -4,10 +4,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "alloc_config.h"
 #include "fleet_config.h"
 
 static gf_err parse(const char *yaml, fleet_config *cfg, struct gf_config_arena **arena,
@@ -91,12 +93,74 @@ static void bad_sections(void **state)
     }
 }
 
-int main(void)
+/* docs/MATCHMAKING.md holds exactly what the tables print, between
+ * <!-- BEGIN GENERATED functions.<name> --> and <!-- END ... --> (run with --print). */
+static const struct {
+    const char *id;
+    const gf_cfg_table *table;
+} doc_tables[] = {{"functions.fleet", &fleet_config_table},
+                  {"functions.allocator", &alloc_config_table}};
+
+static char *reference(const gf_cfg_table *t, const char *prefix)
 {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_int_equal(gf_config_write_reference(f, t, prefix), GF_OK);
+    fclose(f);
+    return buf;
+}
+
+static void docs_hold_the_tables(void **state)
+{
+    (void)state;
+    const char *root = getenv("GAMEFN_SOURCE_DIR");
+    if (!root)
+        skip();
+    char path[1024];
+    snprintf(path, sizeof path, "%s/docs/MATCHMAKING.md", root);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char doc[1 << 20];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = '\0';
+    fclose(f);
+    gf_config_error err;
+    for (size_t i = 0; i < sizeof doc_tables / sizeof doc_tables[0]; i++) {
+        if (gf_config_table_check(doc_tables[i].table, &err) != GF_OK)
+            fail_msg("%s: %s", doc_tables[i].id, err.message);
+        char begin[128], end[128];
+        snprintf(begin, sizeof begin, "<!-- BEGIN GENERATED %s -->\n", doc_tables[i].id);
+        snprintf(end, sizeof end, "<!-- END GENERATED %s -->", doc_tables[i].id);
+        char *a = strstr(doc, begin), *b = a ? strstr(a, end) : NULL;
+        if (!a || !b)
+            fail_msg("docs/MATCHMAKING.md lacks the block '%s'", doc_tables[i].id);
+        a += strlen(begin);
+        char *want = reference(doc_tables[i].table, doc_tables[i].id);
+        if (strlen(want) != (size_t)(b - a) || strncmp(a, want, (size_t)(b - a)) != 0)
+            fail_msg("docs/MATCHMAKING.md block '%s' is stale: run test_fleet_config --print",
+                     doc_tables[i].id);
+        free(want);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "--print") == 0) {
+        for (size_t i = 0; i < sizeof doc_tables / sizeof doc_tables[0]; i++) {
+            char *text = reference(doc_tables[i].table, doc_tables[i].id);
+            printf("<!-- BEGIN GENERATED %s -->\n%s<!-- END GENERATED %s -->\n\n", doc_tables[i].id,
+                   text, doc_tables[i].id);
+            free(text);
+        }
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(table_is_well_formed),
         cmocka_unit_test(good_section_with_defaults),
         cmocka_unit_test(bad_sections),
+        cmocka_unit_test(docs_hold_the_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
