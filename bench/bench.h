@@ -9,9 +9,10 @@
 #ifndef GAMEFN_BENCH_H
 #define GAMEFN_BENCH_H
 
-int gf_bench_raw(int argc, char **argv);    /* raw JetStream / KV / req-rep rates */
-int gf_bench_match(int argc, char **argv);  /* matchmaking engine tick */
-int gf_bench_intake(int argc, char **argv); /* ticket.create rate of intake replicas */
-int gf_bench_alloc(int argc, char **argv);  /* allocator + fleet + simulated servers */
+int gf_bench_raw(int argc, char **argv);     /* raw JetStream / KV / req-rep rates */
+int gf_bench_match(int argc, char **argv);   /* matchmaking engine tick */
+int gf_bench_intake(int argc, char **argv);  /* ticket.create rate of intake replicas */
+int gf_bench_service(int argc, char **argv); /* intake + ticker + matchers: time to match */
+int gf_bench_alloc(int argc, char **argv);   /* allocator + fleet + simulated servers */
 
 #endif

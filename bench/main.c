@@ -16,6 +16,8 @@ static const struct subcommand subcommands[] = {
     {"raw", gf_bench_raw, "raw JetStream, KV and request/reply rates of a fresh nats-server"},
     {"match", gf_bench_match, "one matchmaking tick over a synthetic pool"},
     {"intake", gf_bench_intake, "ticket.create requests per second through intake replicas"},
+    {"service", gf_bench_service,
+     "intake, ticker and matchers: tickets claimed per second, time to match"},
     {"alloc", gf_bench_alloc,
      "allocation: Match published -> tickets ASSIGNED, with simulated servers"},
 };

@@ -20,8 +20,9 @@ static const gf_cfg_field intake_fields[] = {
      .offset = offsetof(intake_config, concurrency),
      .def = "8",
      .min = 1,
-     .max = 256,
-     .help = "requests handled at once per endpoint and instance (each waits on KV writes)"},
+     .max = 64,
+     .help = "ticket.create requests handled at once per instance (each waits on its KV "
+             "writes)"},
     {.key = "pending_grace",
      .type = GF_CFG_DURATION,
      .offset = offsetof(intake_config, pending_grace_ms),

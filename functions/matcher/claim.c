@@ -2,9 +2,10 @@
  * claim.c — from the engine's matches to published Matches: claims, rollback, publish.
  *
  * Design notes:
- * - All claims of a tick go out as one batch of compare-and-sets on the revisions the
- *   mirror held (pipelined once the store is), then each match is judged on its own:
- *   all claims won -> publish; any lost -> the won ones are released again
+ * - All claims of a tick go out as one pipelined batch of compare-and-sets on the
+ *   revisions the mirror held, then each match is judged on its own: all claims won ->
+ *   its Match joins one pipelined batch of publishes; any lost -> the won ones are
+ *   released again
  *   (MATCH_DROPPED, compare-and-set on the claim's revision), which is safe without the
  *   commit record because an unpublished match cannot have been committed.
  * - A claim's lease is claim_lease from the tick's time: if the match is not committed
@@ -37,6 +38,11 @@ enum { MATCH_ID_LEN = 33 }; /* "m" + 32 hex */
 typedef struct claim_plan {
     char id[MATCH_ID_LEN + 1];
     size_t first, count; /* its members' writes: w.next[first .. first + count) */
+    bool won;            /* every claim won */
+    char subject[96];    /* the Match: where, and its encoding */
+    uint8_t *payload;
+    size_t payload_len;
+    gf_mm_op *publish; /* its publish op, or NULL */
 } claim_plan;
 
 const char *tick_region_name(const gf_match_config *cfg, uint32_t region)
@@ -142,20 +148,21 @@ out:
     return err;
 }
 
-/* Publishes match `x`; GF_OK once MATCHES holds it. */
-static gf_err publish(tick_ctx *c, const gf_match *x, const claim_plan *p, const tick_writes *w)
+/* The publish op of match `x` into *op (subject and payload in the plan). */
+static gf_err publish_op(tick_ctx *c, const gf_match *x, claim_plan *p, const tick_writes *w,
+                         gf_mm_op *op)
 {
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    char subject[128];
-    gf_err err = build_match(c, x, p, w, &buf, &len);
+    gf_err err = build_match(c, x, p, w, &p->payload, &p->payload_len);
     if (err != GF_OK)
         return err;
-    snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_MATCH_FOUND,
+    snprintf(p->subject, sizeof p->subject, "%s.%s", GF_WIRE_SUBJ_MATCH_FOUND,
              c->m->tables.cfg.queues[x->queue].name);
-    err = gf_mmstore_publish(c->m->store, subject, p->id, buf, len);
-    free(buf);
-    return err;
+    *op = (gf_mm_op){.kind = GF_MM_PUBLISH,
+                     .key = p->subject,
+                     .msg_id = p->id,
+                     .data = p->payload,
+                     .len = p->payload_len};
+    return GF_OK;
 }
 
 /* Releases the won claims of plan p (MATCH_DROPPED) into rb; with `via_outcome` the
@@ -228,21 +235,35 @@ void tick_claim(tick_ctx *c, const gf_match_result *res)
     tick_writes_run(c, &w, false);
     atomic_fetch_add(&m->n.claims, (long long)total);
 
-    for (size_t i = 0; i < res->matches_len; i++) {
-        const claim_plan *p = &plans[i];
+    /* Judge each match; publish every winner's Match in one batch. */
+    gf_mm_op *pubs = calloc(res->matches_len, sizeof *pubs);
+    size_t npubs = 0;
+    for (size_t i = 0; i < res->matches_len && pubs; i++) {
+        claim_plan *p = &plans[i];
         size_t won = 0;
         for (size_t k = p->first; k < p->first + p->count; k++)
             won += w.ok[k];
-        if (won < p->count) {
+        p->won = won == p->count;
+        if (!p->won) {
             atomic_fetch_add(&m->n.claim_conflicts, (long long)(p->count - won));
             atomic_fetch_add(&m->n.rollbacks, 1);
             undo(c, p, &w, &rb, false);
             continue;
         }
-        gf_err err = publish(c, &res->matches[i], p, &w);
-        if (err != GF_OK) {
+        if (publish_op(c, &res->matches[i], p, &w, &pubs[npubs]) == GF_OK)
+            p->publish = &pubs[npubs++];
+        else /* could not even build it: never published, undo like a lost claim */
+            undo(c, p, &w, &rb, false);
+    }
+    gf_mmstore_batch(m->store, pubs, npubs);
+    for (size_t i = 0; i < res->matches_len && pubs; i++) {
+        claim_plan *p = &plans[i];
+        if (!p->publish)
+            continue;
+        if (p->publish->err != GF_OK) {
             atomic_fetch_add(&m->n.publish_unknown, 1);
-            gf_log_warn("match publish failed", "match=%s err=%s", p->id, gf_err_str(err));
+            gf_log_warn("match publish failed", "match=%s err=%s", p->id,
+                        gf_err_str(p->publish->err));
             undo(c, p, &w, &rb, true);
             continue;
         }
@@ -250,6 +271,9 @@ void tick_claim(tick_ctx *c, const gf_match_result *res)
         for (size_t k = p->first; k < p->first + p->count; k++)
             gf_mmstore_push_record(m->store, &w.next[k].rec, w.rev[k], NULL);
     }
+    for (size_t i = 0; i < res->matches_len; i++)
+        free(plans[i].payload);
+    free(pubs);
     tick_writes_run(c, &rb, true);
     tick_writes_free(&rb);
     tick_writes_free(&w);

@@ -1,14 +1,28 @@
 /*
- * mmstore.c — see mmstore.h. Today's implementation: synchronous KV calls
- * (gamefn/kv.h), one at a time; gf_mmstore_batch() runs its ops in order.
+ * mmstore.c — see mmstore.h.
+ *
+ * Design notes: single reads and writes are synchronous KV calls (gamefn/kv.h).
+ * gf_mmstore_batch() pipelines: every op is a publish to $KV.<bucket>.<key> with
+ * Nats-Expected-Last-Subject-Sequence (0 for a create; a delete adds KV-Operation: DEL)
+ * and its own reply subject under one inbox, up to WINDOW in flight; the answers are
+ * JetStream's publish acks ({"seq":N} or {"error":{"err_code":10071}} for a lost
+ * compare-and-set, a real code, no error text). A create that conflicts is retried
+ * synchronously through kvStore_Create, which also succeeds when the key's last
+ * operation was a delete (expected sequence 0 does not). An op without an answer
+ * within the JetStream API timeout has an unknown outcome (GF_ERR_TIMEOUT). When the
+ * runtime's reliable publisher (gamefn/publish.h) lands, it replaces this loop: the
+ * same ops, with resends of the same Msg-Id across a leader failover.
  */
 #include "mmstore.h"
 
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/kv.h"
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/players.h"
@@ -99,13 +113,106 @@ gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op)
     return op->err;
 }
 
+enum { WINDOW = 1024, BATCH_WAIT_MS = 5000 };
+
+/* Sends op i with reply subject <inbox>.<i>. */
+static natsStatus send_op(gf_mmstore *s, const gf_mm_op *op, const char *inbox, size_t i)
+{
+    char subject[256], reply[160], last[24];
+    natsMsg *m = NULL;
+    if (op->kind == GF_MM_PUBLISH)
+        snprintf(subject, sizeof subject, "%s", op->key);
+    else
+        snprintf(subject, sizeof subject, "$KV.%s.%s", bucket_names[op->bucket], op->key);
+    snprintf(reply, sizeof reply, "%s.%zu", inbox, i);
+    snprintf(last, sizeof last, "%" PRIu64, op->kind == GF_MM_CREATE ? 0 : op->last);
+    natsStatus st = natsMsg_Create(&m, subject, reply, op->data, (int)op->len);
+    if (st == NATS_OK && op->kind == GF_MM_PUBLISH)
+        st = natsMsgHeader_Set(m, "Nats-Msg-Id", op->msg_id);
+    else if (st == NATS_OK)
+        st = natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence", last);
+    if (st == NATS_OK && op->kind == GF_MM_DELETE)
+        st = natsMsgHeader_Set(m, "KV-Operation", "DEL");
+    if (st == NATS_OK)
+        st = natsConnection_PublishMsg(s->nc, m);
+    natsMsg_Destroy(m);
+    return st;
+}
+
+/* A publish ack into op->err / op->rev. */
+static void read_ack(gf_mm_op *op, natsMsg *m)
+{
+    json_t *j = NULL;
+    op->err = GF_ERR_NATS;
+    if (natsMsg_IsNoResponders(m)) {
+        op->err = GF_ERR_UNAVAILABLE;
+        return;
+    }
+    j = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
+    json_t *e = json_object_get(j, "error");
+    if (e) {
+        json_int_t code = json_integer_value(json_object_get(e, "err_code"));
+        op->err = code == 10071 ? GF_ERR_CONFLICT : GF_ERR_NATS;
+    } else if (json_is_integer(json_object_get(j, "seq"))) {
+        op->rev = (uint64_t)json_integer_value(json_object_get(j, "seq"));
+        op->err = GF_OK;
+    }
+    json_decref(j);
+}
+
 gf_err gf_mmstore_batch(gf_mmstore *s, gf_mm_op *ops, size_t n)
 {
+    natsInbox *inbox = NULL;
+    natsSubscription *sub = NULL;
+    char wildcard[160];
+    size_t sent = 0, answered = 0;
     gf_err first = GF_OK;
+    if (n == 0)
+        return GF_OK;
     for (size_t i = 0; i < n; i++) {
-        gf_err err = gf_mmstore_write(s, &ops[i]);
-        if (err != GF_OK && err != GF_ERR_CONFLICT && first == GF_OK)
-            first = err;
+        ops[i].err = GF_ERR_TIMEOUT;
+        ops[i].rev = 0;
+    }
+    if (natsInbox_Create(&inbox) != NATS_OK)
+        return GF_ERR_NOMEM;
+    snprintf(wildcard, sizeof wildcard, "%s.*", (const char *)inbox);
+    if (natsConnection_SubscribeSync(&sub, s->nc, wildcard) != NATS_OK) {
+        natsInbox_Destroy(inbox);
+        return GF_ERR_UNAVAILABLE;
+    }
+    natsSubscription_SetPendingLimits(sub, -1, -1);
+    int64_t deadline = gf_clock_mono_ms() + BATCH_WAIT_MS;
+    while (answered < n && gf_clock_mono_ms() < deadline) {
+        while (sent < n && sent - answered < WINDOW) {
+            if (send_op(s, &ops[sent], (const char *)inbox, sent) != NATS_OK)
+                ops[sent].err = GF_ERR_UNAVAILABLE;
+            sent++;
+        }
+        natsMsg *m = NULL;
+        int64_t left = deadline - gf_clock_mono_ms();
+        if (natsSubscription_NextMsg(&m, sub, left > 0 ? left : 1) != NATS_OK)
+            break;
+        size_t i = (size_t)strtoull(strrchr(natsMsg_GetSubject(m), '.') + 1, NULL, 10);
+        if (i < n && ops[i].err == GF_ERR_TIMEOUT) {
+            read_ack(&ops[i], m);
+            answered++;
+        }
+        natsMsg_Destroy(m);
+    }
+    natsSubscription_Destroy(sub);
+    natsInbox_Destroy(inbox);
+    for (size_t i = 0; i < n; i++) {
+        gf_mm_op *op = &ops[i];
+        /* A create meets a delete marker as a conflict: kvStore_Create knows that case. */
+        if (op->kind == GF_MM_CREATE && op->err == GF_ERR_CONFLICT)
+            op->err = gf_kv_create(s->kv[op->bucket], op->key, op->data, op->len, &op->rev);
+        atomic_fetch_add(op->kind == GF_MM_PUBLISH ? &s->publishes : &s->writes, 1);
+        if (op->err == GF_ERR_CONFLICT)
+            atomic_fetch_add(&s->conflicts, 1);
+        else if (op->err != GF_OK)
+            atomic_fetch_add(&s->unknown, 1);
+        if (op->err != GF_OK && op->err != GF_ERR_CONFLICT && first == GF_OK)
+            first = op->err;
     }
     return first;
 }

@@ -39,6 +39,7 @@ typedef enum gf_mm_op_kind {
     GF_MM_CREATE = 1, /* write only if the key has no value (absent or deleted) */
     GF_MM_UPDATE,     /* write only if the key's latest revision is `last` */
     GF_MM_DELETE,     /* delete marker only if the key's latest revision is `last` */
+    GF_MM_PUBLISH,    /* a JetStream publish: `key` is the subject, `msg_id` its Nats-Msg-Id */
 } gf_mm_op_kind;
 
 typedef struct gf_mm_op {
@@ -48,6 +49,7 @@ typedef struct gf_mm_op {
     uint64_t last; /* UPDATE, DELETE */
     const void *data;
     size_t len;
+    const char *msg_id; /* PUBLISH: required; a resend of the same id is stored once */
     /* results */
     gf_err err;   /* GF_OK, GF_ERR_CONFLICT, or unknown outcome */
     uint64_t rev; /* GF_OK: the new revision */
@@ -66,8 +68,9 @@ gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **
 /* One write; returns op->err. */
 gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op);
 
-/* Independent writes, all at once; each op gets its own result. Returns GF_OK when
- * every op got a definite answer (OK or CONFLICT), else the first other error. */
+/* Independent writes (and publishes), all at once; each op gets its own result.
+ * Returns GF_OK when every op got a definite answer (OK or CONFLICT), else the first
+ * other error. For a PUBLISH, GF_OK includes "already stored" (a duplicate Msg-Id). */
 gf_err gf_mmstore_batch(gf_mmstore *s, gf_mm_op *ops, size_t n);
 
 /* A JetStream publish with Nats-Msg-Id (retried inside the duplicate window with the

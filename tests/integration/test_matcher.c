@@ -4,8 +4,8 @@
  *  - two tickets are claimed, published and assigned; a lonely ticket gets QUEUED pushes
  *    with the engine's reason, its limits and no estimate;
  *  - a ticket past its TTL ends TIMED_OUT and its players record is cleared;
- *  - two matchers fed the same ticks race for the same tickets: claims decide, losers
- *    roll back (MATCH_DROPPED), and every ticket still ends in exactly one match;
+ *  - two matchers fed the same ticks race for the same tickets: claims decide, and
+ *    every ticket still ends in exactly one match;
  *  - a matcher SIGKILLed between its claims: the claims' lease passes, another matcher
  *    aborts those matches (CLAIM_EXPIRED) and the tickets are matched later;
  *  - the mirror re-syncs after a nats-server restart (tickets created afterwards match);
@@ -192,8 +192,10 @@ static void assert_clean(const mm_audit *au)
 }
 
 /* Two matchers receive ticks of the same group at the same time and claim the same
- * tickets: the claims decide, a match with a lost claim is rolled back, and everything
- * is matched exactly once in the end. */
+ * tickets: the claims decide and everything is matched exactly once in the end. (Claims
+ * go out in ticket id order, so the one behind usually loses a match whole; a match
+ * with a lost claim and its rollback are forced deterministically in
+ * test_matcher_tick.) */
 static void test_replicas_race(void **state)
 {
     (void)state;
@@ -207,7 +209,7 @@ static void test_replicas_race(void **state)
     assert_true(mm_spawn(&env, &m2, "matcher", "mt-2"));
     mm_alloc *alloc = mm_alloc_start(&env);
     mm_audit au;
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < N; i++) {
             char who[32];
             snprintf(who, sizeof who, "r%d-%zu", round, i);
@@ -219,10 +221,8 @@ static void test_replicas_race(void **state)
         assert_true(all_assigned(&env, alloc, ids, N, "pair", 20000));
         mm_audit_run(&env, &au);
         assert_clean(&au);
-        if (au.returns_dropped > 0)
-            break;
+        assert_int_equal(au.assigned, (size_t)N * (size_t)(round + 1));
     }
-    assert_true(au.returns_dropped > 0); /* a rollback happened and was harmless */
     mm_alloc_free(alloc);
     assert_true(gf_fnenv_stop(&m1, 15000));
     assert_true(gf_fnenv_stop(&m2, 15000));
