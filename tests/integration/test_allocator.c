@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sodium.h>
+#include <sys/wait.h>
 
 #include "fleet_support.h"
 #include "gamefn/clock.h"
@@ -50,6 +52,20 @@ static gf_gamesim *sim_start(fleet_env *e, const char *dc, int n, int64_t play_m
         gf_clock_sleep_ms(50);
     }
     return sim;
+}
+
+/* gamefn verify-token --keys --token HEX --server sim-eu-1 --player P: its exit code. */
+static int run_cli(fleet_env *e, char *hex, char *player)
+{
+    char bin[512], log[400];
+    gf_fnenv_binary("tools/gamefn", bin, sizeof bin);
+    snprintf(log, sizeof log, "%s/verify-token.log", e->fn.dir);
+    char *argv[] = {bin, "--config", e->fn.config_path, "verify-token", "--keys", "--token",
+                    hex, "--server", "sim-eu-1",        "--player",     player,   NULL};
+    gf_proc p = {0};
+    assert_int_equal(gf_proc_spawn(&p, argv, NULL, log), 0);
+    assert_int_equal(gf_proc_wait(&p, 10000), 0);
+    return WIFEXITED(p.exit_status) ? WEXITSTATUS(p.exit_status) : -1;
 }
 
 static void assigned_end_to_end(void **state)
@@ -92,6 +108,12 @@ static void assigned_end_to_end(void **state)
                                                gf_clock_unix_ms(), 5000, "sim-eu-1", "p-t-b", NULL,
                                                NULL),
                      GF_ERR_CONFLICT);
+    /* `gamefn verify-token --keys` (the operator's check, keys from the fleet) agrees. */
+    char hexbuf[2 * 1100 + 1];
+    sodium_bin2hex(hexbuf, sizeof hexbuf, tok->token.data, tok->token.len);
+    assert_int_equal(run_cli(&e, hexbuf, "p-t-a"), 0);
+    assert_int_equal(run_cli(&e, hexbuf, "p-t-b"), 1);
+
     /* The owner was told on the status subject. */
     natsMsg *m = NULL;
     bool told = false;

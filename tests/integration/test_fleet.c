@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "fleet_support.h"
 #include "gamefn/clock.h"
@@ -369,6 +370,29 @@ static void warm_pool_follows_match_rate(void **state)
     fleet_env_free(&e);
 }
 
+/* `gamefn keygen`: the secret file is 0600, a second run refuses to overwrite. */
+static void cli_keygen_refuses_to_overwrite(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gamefn-keygen-XXXXXX", bin[512], log[300], path[300];
+    assert_non_null(mkdtemp(dir));
+    gf_fnenv_binary("tools/gamefn", bin, sizeof bin);
+    snprintf(log, sizeof log, "%s/keygen.log", dir);
+    char *argv[] = {bin, "keygen", "--key-id", "k9", "--dir", dir, NULL};
+    for (int run = 0; run < 2; run++) {
+        gf_proc p = {0};
+        assert_int_equal(gf_proc_spawn(&p, argv, NULL, log), 0);
+        assert_int_equal(gf_proc_wait(&p, 10000), 0);
+        assert_true(gf_proc_exited_with(&p, run == 0 ? 0 : 1));
+    }
+    struct stat st;
+    snprintf(path, sizeof path, "%s/k9.key", dir);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    snprintf(path, sizeof path, "rm -rf '%s'", dir);
+    assert_int_equal(system(path), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +400,7 @@ int main(void)
         cmocka_unit_test(bad_requests_change_nothing),
         cmocka_unit_test(silent_server_is_removed),
         cmocka_unit_test(warm_pool_follows_match_rate),
+        cmocka_unit_test(cli_keygen_refuses_to_overwrite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
