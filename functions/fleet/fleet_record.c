@@ -202,6 +202,22 @@ gf_err fleet_check_record(const Gamefn__V1__ServerRecord *rec, fleet_problem *p)
     return GF_OK;
 }
 
+/* Attribute i of the record being written, in next's own entries (borrowed strings). */
+static void put_attr(fleet_next *next, size_t i, char *key, char *value)
+{
+    Gamefn__V1__ServerRecord__AttributesEntry e = GAMEFN__V1__SERVER_RECORD__ATTRIBUTES_ENTRY__INIT;
+    e.key = key;
+    e.value = value;
+    next->attr[i] = e;
+    next->attr_ptr[i] = &next->attr[i];
+}
+
+static void end_attrs(fleet_next *next, size_t n)
+{
+    next->rec.n_attributes = n;
+    next->rec.attributes = n ? next->attr_ptr : NULL;
+}
+
 /* next = old (all of it), with attributes rebuilt in next's own entries. */
 static void start_from(const Gamefn__V1__ServerRecord *old, fleet_next *next)
 {
@@ -214,16 +230,9 @@ static void start_from(const Gamefn__V1__ServerRecord *old, fleet_next *next)
     size_t n = old ? old->n_attributes : 0;
     if (n > GF_WIRE_ATTRS_MAX)
         n = GF_WIRE_ATTRS_MAX;
-    for (size_t i = 0; i < n; i++) {
-        Gamefn__V1__ServerRecord__AttributesEntry e =
-            GAMEFN__V1__SERVER_RECORD__ATTRIBUTES_ENTRY__INIT;
-        e.key = old->attributes[i]->key;
-        e.value = old->attributes[i]->value;
-        next->attr[i] = e;
-        next->attr_ptr[i] = &next->attr[i];
-    }
-    next->rec.n_attributes = n;
-    next->rec.attributes = n ? next->attr_ptr : NULL;
+    for (size_t i = 0; i < n; i++)
+        put_attr(next, i, old->attributes[i]->key, old->attributes[i]->value);
+    end_attrs(next, n);
 }
 
 static void clear_allocation(Gamefn__V1__ServerRecord *r)
@@ -255,16 +264,9 @@ void fleet_apply_register(const Gamefn__V1__ServerRecord *old,
     r->capacity = req->capacity;
     r->version = req->version;
     size_t n = req->n_attributes < GF_WIRE_ATTRS_MAX ? req->n_attributes : GF_WIRE_ATTRS_MAX;
-    for (size_t i = 0; i < n; i++) {
-        Gamefn__V1__ServerRecord__AttributesEntry e =
-            GAMEFN__V1__SERVER_RECORD__ATTRIBUTES_ENTRY__INIT;
-        e.key = req->attributes[i]->key;
-        e.value = req->attributes[i]->value;
-        next->attr[i] = e;
-        next->attr_ptr[i] = &next->attr[i];
-    }
-    r->n_attributes = n;
-    r->attributes = n ? next->attr_ptr : NULL;
+    for (size_t i = 0; i < n; i++)
+        put_attr(next, i, req->attributes[i]->key, req->attributes[i]->value);
+    end_attrs(next, n);
     bool has_match = old && old->allocated_match_id && old->allocated_match_id[0];
     if (!old) {
         r->registered_unix_ms = now_unix_ms;

@@ -54,6 +54,23 @@ static gf_gamesim *sim_start(fleet_env *e, const char *dc, int n, int64_t play_m
     return sim;
 }
 
+/* The fleet function and one allocator on a fresh server. */
+static void stack_up(fleet_env *e, gf_proc *fleet, gf_proc *alloc)
+{
+    fleet_env_start(e, NULL);
+    fleet_env_spawn(e, fleet, FLEET_BIN, "fleet", "f1", NULL);
+    fleet_env_spawn(e, alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+}
+
+/* Stops what stack_up started (each must exit 0) and the simulator. */
+static void stack_down(fleet_env *e, gf_gamesim *sim, gf_proc *alloc, gf_proc *fleet)
+{
+    gf_gamesim_stop(sim);
+    assert_true(gf_fnenv_stop(alloc, 15000));
+    assert_true(gf_fnenv_stop(fleet, 15000));
+    fleet_env_free(e);
+}
+
 /* gamefn verify-token --keys --token HEX --server sim-eu-1 --player P: its exit code. */
 static int run_cli(fleet_env *e, char *hex, char *player)
 {
@@ -73,9 +90,7 @@ static void assigned_end_to_end(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    stack_up(&e, &fleet, &alloc);
     gf_gamesim *sim = sim_start(&e, "eu", 1, 500);
 
     int64_t queued = gf_clock_unix_ms() - 30000;
@@ -153,10 +168,7 @@ static void assigned_end_to_end(void **state)
     gamefn__v1__ticket_record__free_unpacked(a, NULL);
     gamefn__v1__ticket_record__free_unpacked(b, NULL);
     natsSubscription_Destroy(status);
-    gf_gamesim_stop(sim);
-    assert_true(gf_fnenv_stop(&alloc, 15000));
-    assert_true(gf_fnenv_stop(&fleet, 15000));
-    fleet_env_free(&e);
+    stack_down(&e, sim, &alloc, &fleet);
 }
 
 static void datacenter_fallback_and_no_server(void **state)
@@ -164,9 +176,7 @@ static void datacenter_fallback_and_no_server(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    stack_up(&e, &fleet, &alloc);
     /* Only us has a server; the match prefers eu. */
     gf_gamesim *sim = sim_start(&e, "us", 1, -1);
     int64_t queued = gf_clock_unix_ms() - 5000;
@@ -200,10 +210,7 @@ static void datacenter_fallback_and_no_server(void **state)
     /* A returned ticket keeps its players record: it is still the player's ticket. */
     assert_true(fleet_player_exists(&e, "p-t-3"));
 
-    gf_gamesim_stop(sim);
-    assert_true(gf_fnenv_stop(&alloc, 15000));
-    assert_true(gf_fnenv_stop(&fleet, 15000));
-    fleet_env_free(&e);
+    stack_down(&e, sim, &alloc, &fleet);
 }
 
 static void stale_server_never_allocated_and_dead_server_released(void **state)
@@ -417,9 +424,7 @@ static void allocation_after_nats_restart(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    stack_up(&e, &fleet, &alloc);
     gf_gamesim *sim = sim_start(&e, "eu", 1, 200);
     assert_int_equal(gf_natsd_restart(e.fn.natsd), 0);
     assert_true(fleet_log_has(&alloc, "reconnected: re-reading the bucket", 15000));
@@ -438,10 +443,7 @@ static void allocation_after_nats_restart(void **state)
     Gamefn__V1__TicketRecord *a = fleet_wait_ticket(&e, "t-r1", ASSIGNED, 15000);
     assert_string_equal(a->assignment->server_id, "sim-eu-1");
     gamefn__v1__ticket_record__free_unpacked(a, NULL);
-    gf_gamesim_stop(sim);
-    assert_true(gf_fnenv_stop(&alloc, 15000));
-    assert_true(gf_fnenv_stop(&fleet, 15000));
-    fleet_env_free(&e);
+    stack_down(&e, sim, &alloc, &fleet);
 }
 
 static void malformed_matches_are_terminated(void **state)
@@ -449,9 +451,7 @@ static void malformed_matches_are_terminated(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    stack_up(&e, &fleet, &alloc);
     gf_gamesim *sim = sim_start(&e, "eu", 1, -1);
     jsPubOptions po;
     jsPubOptions_Init(&po);
@@ -483,10 +483,7 @@ static void malformed_matches_are_terminated(void **state)
     assert_int_equal(r->state, GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE);
     gamefn__v1__server_record__free_unpacked(r, NULL);
     assert_int_equal(fleet_outcome_state(&e, "m-bad"), 0);
-    gf_gamesim_stop(sim);
-    assert_true(gf_fnenv_stop(&alloc, 15000));
-    assert_true(gf_fnenv_stop(&fleet, 15000));
-    fleet_env_free(&e);
+    stack_down(&e, sim, &alloc, &fleet);
 }
 
 int main(void)

@@ -199,9 +199,8 @@ static void assignments_carry_verifiable_tokens(void **state)
         for (size_t k = 0; k < a.v[t]->n_tokens; k++) {
             const Gamefn__V1__JoinToken *jt = a.v[t]->tokens[k];
             Gamefn__V1__JoinTokenClaims *c = NULL;
-            assert_int_equal(gf_join_token_verify_keys(jt->token.data, jt->token.len, &key, 1,
-                                                       now, 5000, "gs-9", jt->player_id, &c,
-                                                       NULL),
+            assert_int_equal(gf_join_token_verify_keys(jt->token.data, jt->token.len, &key, 1, now,
+                                                       5000, "gs-9", jt->player_id, &c, NULL),
                              GF_OK);
             assert_string_equal(c->match_id, "m-1");
             assert_string_equal(c->ticket_id, a.v[t]->ticket_id);
@@ -209,12 +208,11 @@ static void assignments_carry_verifiable_tokens(void **state)
             assert_int_equal(c->nonce.len, 16);
             gamefn__v1__join_token_claims__free_unpacked(c, NULL);
             /* Not for another server, another player, or after its lifetime. */
-            assert_int_equal(gf_join_token_verify_keys(jt->token.data, jt->token.len, &key, 1,
-                                                       now, 5000, "gs-8", NULL, NULL, NULL),
+            assert_int_equal(gf_join_token_verify_keys(jt->token.data, jt->token.len, &key, 1, now,
+                                                       5000, "gs-8", NULL, NULL, NULL),
                              GF_ERR_CONFLICT);
             assert_int_equal(gf_join_token_verify_keys(jt->token.data, jt->token.len, &key, 1,
-                                                       now + 65000, 5000, NULL, NULL, NULL,
-                                                       NULL),
+                                                       now + 65000, 5000, NULL, NULL, NULL, NULL),
                              GF_ERR_PERMANENT);
         }
     /* Two tokens for the same player differ (the nonce). */
