@@ -90,33 +90,19 @@ gf_err intake_reply_status(gf_reply *reply, int wrap, const Gamefn__V1__TicketRe
 {
     gf_ticket_status st;
     gf_ticket_status_of(rec, rev, note, &st);
-    size_t n = 0;
-    uint8_t *buf = NULL;
-    if (wrap == 0) {
-        Gamefn__V1__CreateTicketReply r = GAMEFN__V1__CREATE_TICKET_REPLY__INIT;
-        r.ticket_id = rec->ticket_id;
-        r.status = &st.st;
-        r.replayed = replayed;
-        n = gamefn__v1__create_ticket_reply__get_packed_size(&r);
-        if ((buf = malloc(n ? n : 1)) != NULL)
-            gamefn__v1__create_ticket_reply__pack(&r, buf);
-    } else if (wrap == 1) {
-        Gamefn__V1__CancelTicketReply r = GAMEFN__V1__CANCEL_TICKET_REPLY__INIT;
-        r.status = &st.st;
-        n = gamefn__v1__cancel_ticket_reply__get_packed_size(&r);
-        if ((buf = malloc(n ? n : 1)) != NULL)
-            gamefn__v1__cancel_ticket_reply__pack(&r, buf);
-    } else {
-        Gamefn__V1__GetTicketReply r = GAMEFN__V1__GET_TICKET_REPLY__INIT;
-        r.status = &st.st;
-        n = gamefn__v1__get_ticket_reply__get_packed_size(&r);
-        if ((buf = malloc(n ? n : 1)) != NULL)
-            gamefn__v1__get_ticket_reply__pack(&r, buf);
-    }
+    Gamefn__V1__CreateTicketReply cr = GAMEFN__V1__CREATE_TICKET_REPLY__INIT;
+    Gamefn__V1__CancelTicketReply xr = GAMEFN__V1__CANCEL_TICKET_REPLY__INIT;
+    Gamefn__V1__GetTicketReply gr = GAMEFN__V1__GET_TICKET_REPLY__INIT;
+    cr.ticket_id = rec->ticket_id;
+    cr.replayed = replayed;
+    cr.status = xr.status = gr.status = &st.st;
+    const ProtobufCMessage *m = wrap == 0 ? &cr.base : wrap == 1 ? &xr.base : &gr.base;
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = malloc(n ? n : 1);
     if (!buf)
         return GF_ERR_NOMEM;
     reply->data = buf;
-    reply->len = n;
+    reply->len = protobuf_c_message_pack(m, buf);
     return GF_OK;
 }
 

@@ -80,28 +80,62 @@ static void tick(gf_fnenv *env, const char *group, int64_t seq)
     natsMsg_Destroy(m);
 }
 
+/* The service under test: its nats-server, intake, matchers, ticker, the fake
+ * allocator and a status collector. */
+typedef struct stack {
+    gf_fnenv env;
+    gf_proc intake, matcher[2], ticker;
+    mm_alloc *alloc;
+    mm_pushes *pushes;
+} stack;
+
+/* Config with `opts` for functions.matcher; intake, `matchers` matchers (mt-1, mt-2) and,
+ * with `ticking`, a ticker; the allocator and the pushes. */
+static void up(stack *s, const char *opts, int matchers, bool ticking)
+{
+    memset(s, 0, sizeof *s);
+    assert_int_equal(mm_env_start(&s->env, opts), 0);
+    s->pushes = mm_pushes_start(&s->env);
+    assert_true(mm_spawn(&s->env, &s->intake, "intake", "in-1"));
+    for (int i = 0; i < matchers; i++)
+        assert_true(mm_spawn(&s->env, &s->matcher[i], "matcher", i ? "mt-2" : "mt-1"));
+    if (ticking)
+        assert_true(mm_spawn(&s->env, &s->ticker, "ticker", "tk-1"));
+    s->alloc = mm_alloc_start(&s->env);
+}
+
+/* Stops (SIGTERM, exit 0 expected) every process still running, frees everything. */
+static void down(stack *s)
+{
+    mm_alloc_free(s->alloc);
+    mm_pushes_free(s->pushes);
+    gf_proc *procs[] = {&s->ticker, &s->matcher[1], &s->matcher[0], &s->intake};
+    for (size_t i = 0; i < sizeof procs / sizeof procs[0]; i++) {
+        if (procs[i]->pid > 0)
+            assert_true(gf_fnenv_stop(procs[i], 15000));
+    }
+    gf_fnenv_free(&s->env);
+}
+
 static void test_match_and_assign(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, ticker = {0}, matcher = {0};
-    assert_int_equal(mm_env_start(&env, "    status_interval: 500ms\n"), 0);
-    mm_pushes *pushes = mm_pushes_start(&env);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
-    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
-    mm_alloc *alloc = mm_alloc_start(&env);
+    static stack sk;
+    up(&sk, "    status_interval: 500ms\n", 1, true);
+    gf_fnenv *env = &sk.env;
+    mm_pushes *pushes = sk.pushes;
+    mm_alloc *alloc = sk.alloc;
 
     char a[80], b[80], lone[80];
-    create(&env, "duel", "ann", 1500, a, sizeof a);
-    create(&env, "duel", "ben", 1510, b, sizeof b);
-    create(&env, "pair", "liz", 1500, lone, sizeof lone);
+    create(env, "duel", "ann", 1500, a, sizeof a);
+    create(env, "duel", "ben", 1510, b, sizeof b);
+    create(env, "pair", "liz", 1500, lone, sizeof lone);
     assert_true(mm_pushes_wait(pushes, a, ST(CLAIMED), RS(MATCHED), 5000));
     assert_true(mm_pushes_wait(pushes, b, ST(CLAIMED), RS(MATCHED), 5000));
-    assert_true(until_state(&env, alloc, a, ST(ASSIGNED), 5000));
-    assert_true(until_state(&env, alloc, b, ST(ASSIGNED), 5000));
+    assert_true(until_state(env, alloc, a, ST(ASSIGNED), 5000));
+    assert_true(until_state(env, alloc, b, ST(ASSIGNED), 5000));
     Gamefn__V1__TicketStatus *st = NULL;
-    assert_int_equal(mm_get(&env, a, &st), 0);
+    assert_int_equal(mm_get(env, a, &st), 0);
     assert_string_equal(st->assignment->server_id, "gs-test");
     assert_string_equal(st->assignment->datacenter, "eu-west");
     gamefn__v1__ticket_status__free_unpacked(st, NULL);
@@ -113,33 +147,25 @@ static void test_match_and_assign(void **state)
     size_t n2 = mm_pushes_count(pushes, lone);
     assert_true(n2 > n1);      /* periodic... */
     assert_true(n2 - n1 <= 4); /* ...at most every status_interval (ticks are 100 ms) */
-    assert_int_equal(mm_state(&env, lone), ST(QUEUED));
+    assert_int_equal(mm_state(env, lone), ST(QUEUED));
 
-    mm_alloc_free(alloc);
-    mm_pushes_free(pushes);
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&matcher, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    down(&sk);
 }
 
 static void test_ttl_expiry(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, ticker = {0}, matcher = {0};
-    assert_int_equal(mm_env_start(&env, NULL), 0);
-    mm_pushes *pushes = mm_pushes_start(&env);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
-    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
+    static stack sk;
+    up(&sk, NULL, 1, true);
+    gf_fnenv *env = &sk.env;
+    mm_pushes *pushes = sk.pushes;
     char id[80];
-    create(&env, "short", "tom", 1500, id, sizeof id);
+    create(env, "short", "tom", 1500, id, sizeof id);
     assert_true(mm_pushes_wait(pushes, id, ST(TIMED_OUT), RS(TTL_EXPIRED), 6000));
-    assert_int_equal(mm_state(&env, id), ST(TIMED_OUT));
+    assert_int_equal(mm_state(env, id), ST(TIMED_OUT));
     kvStore *players = NULL;
     kvEntry *e = NULL;
-    assert_int_equal(js_KeyValue(&players, env.js, "players"), NATS_OK);
+    assert_int_equal(js_KeyValue(&players, env->js, "players"), NATS_OK);
     assert_int_equal(kvStore_Get(&e, players, "tom"), NATS_NOT_FOUND);
     kvStore_Destroy(players);
     /* The player may queue again at once. */
@@ -151,17 +177,13 @@ static void test_ttl_expiry(void **state)
                    .rating = 1500,
                    .pings = "eu-west:20"};
     Gamefn__V1__CreateTicketReply *r = NULL;
-    assert_int_equal(mm_create(&env, &t, &r, NULL, 0), 0);
+    assert_int_equal(mm_create(env, &t, &r, NULL, 0), 0);
     assert_false(r->replayed);
     snprintf(again, sizeof again, "%s", r->ticket_id);
     gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
     assert_string_not_equal(again, id);
 
-    mm_pushes_free(pushes);
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&matcher, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    down(&sk);
 }
 
 /* Every ticket in ids[0..n) reaches ASSIGNED within timeout_ms (the allocator runs and,
@@ -199,35 +221,28 @@ static void assert_clean(const mm_audit *au)
 static void test_replicas_race(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, m1 = {0}, m2 = {0};
     enum { N = 160 };
     static char ids[N][80];
-    assert_int_equal(mm_env_start(&env, NULL), 0);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &m1, "matcher", "mt-1"));
-    assert_true(mm_spawn(&env, &m2, "matcher", "mt-2"));
-    mm_alloc *alloc = mm_alloc_start(&env);
+    static stack sk;
+    up(&sk, NULL, 2, false);
+    gf_fnenv *env = &sk.env;
+    mm_alloc *alloc = sk.alloc;
     mm_audit au;
     for (int round = 0; round < 2; round++) {
         for (size_t i = 0; i < N; i++) {
             char who[32];
             snprintf(who, sizeof who, "r%d-%zu", round, i);
-            create(&env, "pair", who, 1500, ids[i], sizeof ids[i]);
+            create(env, "pair", who, 1500, ids[i], sizeof ids[i]);
         }
         gf_clock_sleep_ms(300); /* both mirrors hold them */
         for (int k = 0; k < 4; k++)
-            tick(&env, "pair", 1 + k); /* the queue group gives them to both matchers */
-        assert_true(all_assigned(&env, alloc, ids, N, "pair", 20000));
-        mm_audit_run(&env, &au);
+            tick(env, "pair", 1 + k); /* the queue group gives them to both matchers */
+        assert_true(all_assigned(env, alloc, ids, N, "pair", 20000));
+        mm_audit_run(env, &au);
         assert_clean(&au);
         assert_int_equal(au.assigned, (size_t)N * (size_t)(round + 1));
     }
-    mm_alloc_free(alloc);
-    assert_true(gf_fnenv_stop(&m1, 15000));
-    assert_true(gf_fnenv_stop(&m2, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    down(&sk);
 }
 
 /* A matcher SIGKILLed while it claims: its claims expire (2 s lease), the next matcher
@@ -235,46 +250,40 @@ static void test_replicas_race(void **state)
 static void test_sigkill_between_claims(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, m1 = {0}, m2 = {0}, ticker = {0};
     enum { N = 600 };
     static char ids[N][80];
-    assert_int_equal(mm_env_start(&env, "    claim_lease: 2s\n"), 0);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &m1, "matcher", "mt-1"));
+    static stack sk;
+    up(&sk, "    claim_lease: 2s\n", 1, false);
+    gf_fnenv *env = &sk.env;
+    gf_proc *m1 = &sk.matcher[0];
     for (size_t i = 0; i < N; i++) {
         char who[32];
         snprintf(who, sizeof who, "k-%zu", i);
-        create(&env, "duel", who, 1500, ids[i], sizeof ids[i]);
+        create(env, "duel", who, 1500, ids[i], sizeof ids[i]);
     }
     gf_clock_sleep_ms(500);
-    uint64_t seq0 = mm_bucket_seq(&env, "tickets");
-    tick(&env, "duel", 1);
+    uint64_t seq0 = mm_bucket_seq(env, "tickets");
+    tick(env, "duel", 1);
     int64_t deadline = gf_clock_mono_ms() + 10000;
-    while (mm_bucket_seq(&env, "tickets") < seq0 + 20 && gf_clock_mono_ms() < deadline)
+    while (mm_bucket_seq(env, "tickets") < seq0 + 20 && gf_clock_mono_ms() < deadline)
         ;
-    gf_proc_signal(&m1, SIGKILL);
-    assert_int_equal(gf_proc_wait(&m1, 5000), 0);
+    gf_proc_signal(m1, SIGKILL);
+    assert_int_equal(gf_proc_wait(m1, 5000), 0);
     size_t claimed = 0;
     for (size_t i = 0; i < N; i++)
-        claimed += mm_state(&env, ids[i]) == ST(CLAIMED);
+        claimed += mm_state(env, ids[i]) == ST(CLAIMED);
     fprintf(stderr, "claimed when killed: %zu of %d\n", claimed, N);
 
-    assert_true(mm_spawn(&env, &m2, "matcher", "mt-2"));
-    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
-    mm_alloc *alloc = mm_alloc_start(&env);
-    assert_true(all_assigned(&env, alloc, ids, N, NULL, 30000));
+    assert_true(mm_spawn(env, &sk.matcher[1], "matcher", "mt-2"));
+    assert_true(mm_spawn(env, &sk.ticker, "ticker", "tk-1"));
+    assert_true(all_assigned(env, sk.alloc, ids, N, NULL, 30000));
     mm_audit au;
-    mm_audit_run(&env, &au);
+    mm_audit_run(env, &au);
     assert_clean(&au);
     assert_int_equal(au.assigned, N);
     if (claimed > 0) /* the kill landed among the claims: released through the record */
         assert_true(au.returns_expired > 0 && au.aborted_expired > 0);
-    mm_alloc_free(alloc);
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&m2, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    down(&sk);
 }
 
 /* After a nats-server restart the functions reconnect and the matcher's mirror
@@ -282,37 +291,30 @@ static void test_sigkill_between_claims(void **state)
 static void test_resync_after_restart(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, matcher = {0}, ticker = {0};
     char a[80], b[80], c[80], d[80];
-    assert_int_equal(mm_env_start(&env, NULL), 0);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
-    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
-    mm_alloc *alloc = mm_alloc_start(&env);
-    create(&env, "duel", "sam", 1500, a, sizeof a);
-    create(&env, "duel", "sue", 1500, b, sizeof b);
-    assert_true(until_state(&env, alloc, b, ST(ASSIGNED), 10000));
+    static stack sk;
+    up(&sk, NULL, 1, true);
+    gf_fnenv *env = &sk.env;
+    mm_alloc *alloc = sk.alloc;
+    create(env, "duel", "sam", 1500, a, sizeof a);
+    create(env, "duel", "sue", 1500, b, sizeof b);
+    assert_true(until_state(env, alloc, b, ST(ASSIGNED), 10000));
 
-    assert_int_equal(gf_natsd_restart(env.natsd), 0);
+    assert_int_equal(gf_natsd_restart(env->natsd), 0);
     gf_clock_sleep_ms(1500);       /* clients reconnect (100..500 ms backoff) */
     for (int i = 0; i < 50; i++) { /* intake answers again */
         Gamefn__V1__TicketStatus *st = NULL;
-        if (mm_get(&env, a, &st) == 0) {
+        if (mm_get(env, a, &st) == 0) {
             gamefn__v1__ticket_status__free_unpacked(st, NULL);
             break;
         }
         gf_clock_sleep_ms(200);
     }
-    create(&env, "duel", "tim", 1500, c, sizeof c);
-    create(&env, "duel", "tia", 1500, d, sizeof d);
-    assert_true(until_state(&env, alloc, c, ST(ASSIGNED), 15000));
-    assert_true(until_state(&env, alloc, d, ST(ASSIGNED), 5000));
-    mm_alloc_free(alloc);
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&matcher, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    create(env, "duel", "tim", 1500, c, sizeof c);
+    create(env, "duel", "tia", 1500, d, sizeof d);
+    assert_true(until_state(env, alloc, c, ST(ASSIGNED), 15000));
+    assert_true(until_state(env, alloc, d, ST(ASSIGNED), 5000));
+    down(&sk);
 }
 
 /* Cancels racing claims: a cancel either wins (CANCELLED; if the ticket was claimed,
@@ -321,30 +323,26 @@ static void test_resync_after_restart(void **state)
 static void test_cancel_races_claim(void **state)
 {
     (void)state;
-    gf_fnenv env;
-    gf_proc intake = {0}, matcher = {0}, ticker = {0};
     enum { ROUNDS = 40 };
     static char a[ROUNDS][80], b[ROUNDS][80];
     int code[ROUNDS];
-    assert_int_equal(mm_env_start(&env, NULL), 0);
-    mm_pushes *pushes = mm_pushes_start(&env);
-    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
-    assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
-    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
-    mm_alloc *alloc = mm_alloc_start(&env);
+    static stack sk;
+    up(&sk, NULL, 1, true);
+    gf_fnenv *env = &sk.env;
+    mm_alloc *alloc = sk.alloc;
     uint64_t rnd = 88172645463325252ull;
     for (int i = 0; i < ROUNDS; i++) {
         char who[32];
         snprintf(who, sizeof who, "ca-%d", i);
-        create(&env, "duel", who, 1500, a[i], sizeof a[i]);
+        create(env, "duel", who, 1500, a[i], sizeof a[i]);
         snprintf(who, sizeof who, "cb-%d", i);
-        create(&env, "duel", who, 1500, b[i], sizeof b[i]);
+        create(env, "duel", who, 1500, b[i], sizeof b[i]);
         rnd ^= rnd << 13, rnd ^= rnd >> 7, rnd ^= rnd << 17;
         gf_clock_sleep_ms((int)(rnd % 250));
         if (i % 2)
             mm_alloc_step(alloc, 10); /* sometimes the allocator commits first */
         Gamefn__V1__TicketStatus *st = NULL;
-        code[i] = mm_cancel(&env, a[i], &st);
+        code[i] = mm_cancel(env, a[i], &st);
         if (st)
             gamefn__v1__ticket_status__free_unpacked(st, NULL);
         assert_true(code[i] == 0 || code[i] == E(FAILED_PRECONDITION));
@@ -352,22 +350,17 @@ static void test_cancel_races_claim(void **state)
     for (int i = 0; i < 20; i++)
         mm_alloc_step(alloc, 100);
     for (int i = 0; i < ROUNDS; i++) {
-        int sa = mm_state(&env, a[i]);
+        int sa = mm_state(env, a[i]);
         assert_int_equal(sa, code[i] == 0 ? ST(CANCELLED) : ST(ASSIGNED));
-        assert_int_not_equal(mm_state(&env, b[i]), ST(CANCELLED));
+        assert_int_not_equal(mm_state(env, b[i]), ST(CANCELLED));
     }
     mm_audit au;
-    mm_audit_run(&env, &au);
+    mm_audit_run(env, &au);
     assert_clean(&au);
     /* Each cancel that met a claim aborted its match; the partner was told. */
     fprintf(stderr, "cancels that met a claim: %zu\n", au.aborted_cancelled);
     assert_true(au.returns_dropped >= au.aborted_cancelled);
-    mm_alloc_free(alloc);
-    mm_pushes_free(pushes);
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&matcher, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    gf_fnenv_free(&env);
+    down(&sk);
 }
 
 int main(void)

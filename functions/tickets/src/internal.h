@@ -12,6 +12,7 @@
 #include "gamefn/limits.h"
 #include "gamefn/match/config.h"
 #include "gamefn/match/ticket.h"
+#include "gamefn/tickets/problem.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
@@ -62,5 +63,19 @@ typedef struct gf_tk_parts {
  * else UINT32_MAX - 1 (refused by the engine). */
 gf_err gf_tk_engine_parts(const gf_match_config *cfg, const gf_tk_parts *parts, bool keep_unknown,
                           gf_match_player *players, gf_match_ping *pings, gf_match_ticket *out);
+
+/* A stored value decoded as `desc` and checked by `problem` (NULL = fine, else why not):
+ * GF_OK with *out, or GF_ERR_INVALID (INTERNAL: stored data this library did not write)
+ * naming `what` and the key. *out is freed with protobuf_c_message_free_unpacked. */
+typedef const char *(*gf_tk_check_fn)(const ProtobufCMessage *m, const char *key);
+gf_err gf_tk_decode_stored(const ProtobufCMessageDescriptor *desc, gf_tk_check_fn problem,
+                           const char *what, const uint8_t *buf, size_t len, const char *key,
+                           ProtobufCMessage **out, gf_tickets_problem *p);
+
+/* Packs any message into a malloc'd buffer (caller frees). GF_ERR_NOMEM. */
+gf_err gf_tk_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
+
+/* The parts of a request the engine reads, queued at now_ms. */
+gf_tk_parts gf_tk_request_parts(const Gamefn__V1__CreateTicketRequest *req, int64_t now_ms);
 
 #endif

@@ -31,12 +31,7 @@ const char *gf_outcome_abort_name(int reason)
 
 static gf_err pack(const Gamefn__V1__MatchOutcome *o, uint8_t **buf, size_t *len)
 {
-    size_t n = gamefn__v1__match_outcome__get_packed_size(o);
-    *buf = malloc(n ? n : 1);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    *len = gamefn__v1__match_outcome__pack(o, *buf);
-    return GF_OK;
+    return gf_tk_pack(&o->base, buf, len);
 }
 
 static gf_err check_ids(const char *match_id, const char *decided_by, gf_tickets_problem *p)
@@ -104,8 +99,9 @@ gf_err gf_outcome_abort_pack(const char *match_id, Gamefn__V1__MatchAbortReason 
     return pack(&o, buf, len);
 }
 
-static const char *outcome_problem(const Gamefn__V1__MatchOutcome *o, const char *key)
+static const char *outcome_problem(const ProtobufCMessage *m, const char *key)
 {
+    const Gamefn__V1__MatchOutcome *o = (const Gamefn__V1__MatchOutcome *)m;
     if (!gf_tk_token_ok(o->match_id, GF_WIRE_ID_MAX) || (key && strcmp(key, o->match_id) != 0))
         return "match_id is not a token equal to the key";
     if (o->state == OUTCOME(COMMITTED)) {
@@ -125,18 +121,8 @@ static const char *outcome_problem(const Gamefn__V1__MatchOutcome *o, const char
 gf_err gf_outcome_decode(const uint8_t *buf, size_t len, const char *key,
                          Gamefn__V1__MatchOutcome **out, gf_tickets_problem *p)
 {
-    *out = gamefn__v1__match_outcome__unpack(NULL, len, buf);
-    if (!*out)
-        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL,
-                                 "stored outcome %s is not a MatchOutcome", key ? key : "");
-    const char *why = outcome_problem(*out, key);
-    if (why) {
-        gf_outcome_free(*out);
-        *out = NULL;
-        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL, "stored outcome %s: %s",
-                                 key ? key : "", why);
-    }
-    return GF_OK;
+    return gf_tk_decode_stored(&gamefn__v1__match_outcome__descriptor, outcome_problem, "outcome",
+                               buf, len, key, (ProtobufCMessage **)out, p);
 }
 
 void gf_outcome_free(Gamefn__V1__MatchOutcome *o)

@@ -15,26 +15,22 @@ gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now
     r.player_id = gf_tk_unconst(player_id);
     r.ticket_id = gf_tk_unconst(ticket_id);
     r.created_unix_ms = now_ms;
-    size_t n = gamefn__v1__player_match_record__get_packed_size(&r);
-    *buf = malloc(n);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    *len = gamefn__v1__player_match_record__pack(&r, *buf);
-    return GF_OK;
+    return gf_tk_pack(&r.base, buf, len);
+}
+
+static const char *players_problem(const ProtobufCMessage *m, const char *key)
+{
+    const Gamefn__V1__PlayerMatchRecord *r = (const Gamefn__V1__PlayerMatchRecord *)m;
+    if (!gf_tk_token_ok(r->player_id, GF_WIRE_ID_MAX) || (key && strcmp(key, r->player_id) != 0))
+        return "player_id is not a token equal to the key";
+    return gf_tk_token_ok(r->ticket_id, GF_WIRE_ID_MAX) ? NULL : "ticket_id is not a token";
 }
 
 gf_err gf_players_decode(const uint8_t *buf, size_t len, const char *key,
                          Gamefn__V1__PlayerMatchRecord **out, gf_tickets_problem *p)
 {
-    *out = gamefn__v1__player_match_record__unpack(NULL, len, buf);
-    if (*out && gf_tk_token_ok((*out)->player_id, GF_WIRE_ID_MAX) &&
-        (!key || strcmp(key, (*out)->player_id) == 0) &&
-        gf_tk_token_ok((*out)->ticket_id, GF_WIRE_ID_MAX))
-        return GF_OK;
-    gf_players_free(*out);
-    *out = NULL;
-    return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL,
-                             "stored players record %s is malformed", key ? key : "");
+    return gf_tk_decode_stored(&gamefn__v1__player_match_record__descriptor, players_problem,
+                               "players record", buf, len, key, (ProtobufCMessage **)out, p);
 }
 
 void gf_players_free(Gamefn__V1__PlayerMatchRecord *r)

@@ -1,9 +1,13 @@
 /* problem.c — the library's typed error (see gamefn/tickets/problem.h). */
 #include "gamefn/tickets/problem.h"
 
+#include <stdlib.h>
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "internal.h"
 
 gf_err gf_tickets_refuse(gf_tickets_problem *p, gf_err err, int code, const char *field,
                          const char *fmt, ...)
@@ -28,4 +32,32 @@ void gf_tickets_problem_clear(gf_tickets_problem *p)
 {
     if (p)
         memset(p, 0, sizeof *p);
+}
+
+gf_err gf_tk_decode_stored(const ProtobufCMessageDescriptor *desc, gf_tk_check_fn problem,
+                           const char *what, const uint8_t *buf, size_t len, const char *key,
+                           ProtobufCMessage **out, gf_tickets_problem *p)
+{
+    *out = protobuf_c_message_unpack(desc, NULL, len, buf);
+    if (!*out)
+        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL, "stored %s %s is not a %s",
+                                 what, key ? key : "", desc->short_name);
+    const char *why = problem(*out, key);
+    if (why) {
+        protobuf_c_message_free_unpacked(*out, NULL);
+        *out = NULL;
+        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL, "stored %s %s: %s", what,
+                                 key ? key : "", why);
+    }
+    return GF_OK;
+}
+
+gf_err gf_tk_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    *buf = malloc(n ? n : 1);
+    if (!*buf)
+        return GF_ERR_NOMEM;
+    *len = protobuf_c_message_pack(m, *buf);
+    return GF_OK;
 }

@@ -107,15 +107,7 @@ gf_err gf_ticket_new(const gf_match_config *cfg, const Gamefn__V1__CreateTicketR
         req->n_pings > GF_WIRE_PINGS_MAX || req->n_attributes > GF_WIRE_ATTRS_MAX)
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INVALID, NULL,
                                  "request was not checked with gf_tickets_request_check");
-    const gf_tk_parts parts = {
-        .queue = req->queue,
-        .region = req->region,
-        .queued_ms = now_ms,
-        .n_members = req->n_members,
-        .members = req->members,
-        .n_pings = req->n_pings,
-        .pings = req->pings,
-    };
+    const gf_tk_parts parts = gf_tk_request_parts(req, now_ms);
     int region = req->region && req->region[0]
                      ? gf_match_config_region_index(cfg, req->region)
                      : gf_tickets_default_region(cfg, req->pings, req->n_pings);
@@ -258,8 +250,9 @@ gf_err gf_ticket_time_out(const Gamefn__V1__TicketRecord *cur, Gamefn__V1__Ticke
 
 /* ---- storage ------------------------------------------------------------------ */
 
-static const char *record_problem(const Gamefn__V1__TicketRecord *r, const char *key)
+static const char *record_problem(const ProtobufCMessage *m, const char *key)
 {
+    const Gamefn__V1__TicketRecord *r = (const Gamefn__V1__TicketRecord *)m;
     if (!gf_tk_token_ok(r->ticket_id, GF_WIRE_ID_MAX) || (key && strcmp(key, r->ticket_id) != 0))
         return "ticket_id is not a token equal to the key";
     if (r->state < ST(QUEUED) || r->state > ST(TIMED_OUT))
@@ -286,18 +279,8 @@ static const char *record_problem(const Gamefn__V1__TicketRecord *r, const char 
 gf_err gf_ticket_decode(const uint8_t *buf, size_t len, const char *key,
                         Gamefn__V1__TicketRecord **out, gf_tickets_problem *p)
 {
-    *out = gamefn__v1__ticket_record__unpack(NULL, len, buf);
-    if (!*out)
-        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL,
-                                 "stored ticket %s is not a TicketRecord", key ? key : "");
-    const char *why = record_problem(*out, key);
-    if (why) {
-        gf_ticket_free(*out);
-        *out = NULL;
-        return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL, "stored ticket %s: %s",
-                                 key ? key : "", why);
-    }
-    return GF_OK;
+    return gf_tk_decode_stored(&gamefn__v1__ticket_record__descriptor, record_problem, "ticket",
+                               buf, len, key, (ProtobufCMessage **)out, p);
 }
 
 void gf_ticket_free(Gamefn__V1__TicketRecord *rec)
@@ -308,12 +291,7 @@ void gf_ticket_free(Gamefn__V1__TicketRecord *rec)
 
 gf_err gf_ticket_pack(const Gamefn__V1__TicketRecord *rec, uint8_t **buf, size_t *len)
 {
-    size_t n = gamefn__v1__ticket_record__get_packed_size(rec);
-    *buf = malloc(n ? n : 1);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    *len = gamefn__v1__ticket_record__pack(rec, *buf);
-    return GF_OK;
+    return gf_tk_pack(&rec->base, buf, len);
 }
 
 /* ---- the engine's view ------------------------------------------------------------ */

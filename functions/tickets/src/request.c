@@ -108,6 +108,19 @@ gf_err gf_tk_engine_parts(const gf_match_config *cfg, const gf_tk_parts *parts, 
     return q < 0 || n == 0 ? GF_ERR_NOT_FOUND : GF_OK;
 }
 
+gf_tk_parts gf_tk_request_parts(const Gamefn__V1__CreateTicketRequest *req, int64_t now_ms)
+{
+    return (gf_tk_parts){
+        .queue = req->queue,
+        .region = req->region,
+        .queued_ms = now_ms,
+        .n_members = req->n_members,
+        .members = req->members,
+        .n_pings = req->n_pings,
+        .pings = req->pings,
+    };
+}
+
 int gf_tickets_default_region(const gf_match_config *cfg, Gamefn__V1__DatacenterPing *const *pings,
                               size_t n)
 {
@@ -297,15 +310,7 @@ static gf_err check_engine(const gf_match_config *cfg, const Gamefn__V1__CreateT
     gf_match_ping pings[GF_WIRE_PINGS_MAX];
     gf_match_attr attrs[GF_WIRE_ATTRS_MAX];
     gf_match_ticket t;
-    const gf_tk_parts parts = {
-        .queue = req->queue,
-        .region = req->region,
-        .queued_ms = now_ms,
-        .n_members = req->n_members,
-        .members = req->members,
-        .n_pings = req->n_pings,
-        .pings = req->pings,
-    };
+    const gf_tk_parts parts = gf_tk_request_parts(req, now_ms);
     gf_tk_engine_parts(cfg, &parts, true, players, pings, &t);
     for (size_t i = 0; i < req->n_attributes; i++)
         attrs[i] = (gf_match_attr){req->attributes[i]->key, req->attributes[i]->value};

@@ -82,10 +82,5 @@ void gf_ticket_status_queued(const Gamefn__V1__TicketRecord *rec, uint64_t revis
 
 gf_err gf_ticket_status_pack(const gf_ticket_status *s, uint8_t **buf, size_t *len)
 {
-    size_t n = gamefn__v1__ticket_status__get_packed_size(&s->st);
-    *buf = malloc(n ? n : 1);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    *len = gamefn__v1__ticket_status__pack(&s->st, *buf);
-    return GF_OK;
+    return gf_tk_pack(&s->st.base, buf, len);
 }
