@@ -17,6 +17,7 @@
 #include "gamefn/clock.h"
 #include "gamefn/function.h"
 #include "gamefn/log.h"
+#include "gamefn/util.h"
 #include "gamefn/wire_error.h"
 
 gf_err fleet_reply_problem(gf_reply *reply, const fleet_problem *p)
@@ -55,12 +56,10 @@ static ProtobufCMessage *decode(const gf_msg *req, const ProtobufCMessageDescrip
 
 static gf_err reply_with(gf_reply *reply, const ProtobufCMessage *m)
 {
-    size_t len = protobuf_c_message_get_packed_size(m);
-    reply->data = malloc(len ? len : 1);
-    if (!reply->data)
-        return GF_ERR_NOMEM;
-    reply->len = protobuf_c_message_pack(m, reply->data);
-    return GF_OK;
+    uint8_t *buf = NULL;
+    gf_err err = gf_pack(m, &buf, &reply->len);
+    reply->data = buf;
+    return err;
 }
 
 /* A KV failure outside the protocol's own refusals: the sender retries. */

@@ -6,6 +6,7 @@
 
 #include "gamefn/clock.h"
 #include "gamefn/kv.h"
+#include "gamefn/util.h"
 
 enum { CHANGE_ATTEMPTS = 8 };
 
@@ -52,11 +53,10 @@ gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_p
 gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
                        uint64_t last, fleet_written *out)
 {
-    size_t len = gamefn__v1__server_record__get_packed_size(next);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (gf_pack(&next->base, &buf, &len) != GF_OK)
         return GF_ERR_NOMEM;
-    gamefn__v1__server_record__pack(next, buf);
     uint64_t rev = 0;
     gf_err err =
         last ? gf_kv_update(kv, key, buf, len, last, &rev) : gf_kv_create(kv, key, buf, len, &rev);

@@ -26,6 +26,7 @@
 #include "gamefn/function.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
+#include "gamefn/util.h"
 
 typedef struct stale_item {
     char key[FLEET_KEY_MAX];
@@ -47,24 +48,13 @@ typedef struct scan {
     bool nomem;
 } scan;
 
-static void *grow(void *v, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap)
-        return v;
-    size_t c = *cap ? *cap * 2 : 16;
-    void *nv = realloc(v, c * size);
-    if (nv)
-        *cap = c;
-    return nv;
-}
-
 static void scan_entry(const fleet_entry *e, void *arg)
 {
     scan *s = arg;
     const Gamefn__V1__ServerRecord *r = e->rec;
     bool has_match = r->allocated_match_id && r->allocated_match_id[0];
     if (fleet_stale(r, s->now)) {
-        stale_item *v = grow(s->stale, &s->cap_stale, s->n_stale, sizeof *v);
+        stale_item *v = gf_grow(s->stale, &s->cap_stale, s->n_stale + 1, sizeof *v);
         if (!v) {
             s->nomem = true;
             return;
@@ -79,7 +69,7 @@ static void scan_entry(const fleet_entry *e, void *arg)
         it->revision = e->revision;
         s->n_stale++;
     } else if (has_match && s->now - r->allocated_unix_ms >= s->grace_ms) {
-        late_item *v = grow(s->late, &s->cap_late, s->n_late, sizeof *v);
+        late_item *v = gf_grow(s->late, &s->cap_late, s->n_late + 1, sizeof *v);
         if (!v) {
             s->nomem = true;
             return;
@@ -171,7 +161,7 @@ typedef struct pool_scan {
     int64_t now;
     warm_server *free;
     char (*ids)[GF_WIRE_ID_MAX + 1];
-    size_t n_free, cap;
+    size_t n_free, cap, cap_ids;
     uint32_t busy;
     bool nomem;
 } pool_scan;
@@ -186,18 +176,18 @@ static void pool_entry(const fleet_entry *e, void *arg)
         s->busy++;
         return;
     }
-    if (s->n_free == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 32;
-        warm_server *f = realloc(s->free, cap * sizeof *f);
-        if (f)
-            s->free = f;
-        char(*ids)[GF_WIRE_ID_MAX + 1] = f ? realloc(s->ids, cap * sizeof *ids) : NULL;
-        if (!f || !ids) {
-            s->nomem = true;
-            return;
-        }
+    size_t cap_ids = s->cap_ids;
+    warm_server *f = gf_grow(s->free, &s->cap, s->n_free + 1, sizeof *s->free);
+    if (f)
+        s->free = f;
+    char(*ids)[GF_WIRE_ID_MAX + 1] = gf_grow(s->ids, &cap_ids, s->n_free + 1, sizeof *s->ids);
+    if (ids) {
         s->ids = ids;
-        s->cap = cap;
+        s->cap_ids = cap_ids;
+    }
+    if (!f || !ids) {
+        s->nomem = true;
+        return;
     }
     snprintf(s->ids[s->n_free], sizeof s->ids[0], "%s", r->server_id);
     s->free[s->n_free].free_since_ms = r->free_since_unix_ms;

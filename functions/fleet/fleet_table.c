@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gamefn/partition.h"
+#include "gamefn/util.h"
 
 enum { SPREAD = 4 }; /* the first few candidates share out concurrent allocators */
 
@@ -106,16 +107,12 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
         entry_free(old);
         t->v[at] = e;
     } else {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? t->cap * 2 : 64;
-            fleet_entry **v = realloc(t->v, cap * sizeof *v);
-            if (!v) {
-                entry_free(e);
-                return GF_ERR_NOMEM;
-            }
-            t->v = v;
-            t->cap = cap;
+        fleet_entry **v = gf_grow(t->v, &t->cap, t->n + 1, sizeof *v);
+        if (!v) {
+            entry_free(e);
+            return GF_ERR_NOMEM;
         }
+        t->v = v;
         memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
         t->v[at] = e;
         t->n++;

@@ -11,6 +11,7 @@
 #include "gamefn/tickets/record.h"
 #include "gamefn/tickets/request.h"
 #include "gamefn/tickets/status.h"
+#include "gamefn/util.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/v1/queue.pb-c.h"
 
@@ -97,13 +98,10 @@ gf_err intake_reply_status(gf_reply *reply, int wrap, const Gamefn__V1__TicketRe
     cr.replayed = replayed;
     cr.status = xr.status = gr.status = &st.st;
     const ProtobufCMessage *m = wrap == 0 ? &cr.base : wrap == 1 ? &xr.base : &gr.base;
-    size_t n = protobuf_c_message_get_packed_size(m);
-    uint8_t *buf = malloc(n ? n : 1);
-    if (!buf)
-        return GF_ERR_NOMEM;
+    uint8_t *buf = NULL;
+    gf_err err = gf_pack(m, &buf, &reply->len);
     reply->data = buf;
-    reply->len = protobuf_c_message_pack(m, buf);
-    return GF_OK;
+    return err;
 }
 
 /* ---- ticket.get ------------------------------------------------------------------- */
@@ -214,12 +212,7 @@ static gf_err build_queues(const gf_mm_tables *t, const char *only, uint8_t **bu
     r.n_regions = nr;
     r.regions = regions;
     r.max_party = GF_WIRE_PARTY_MAX;
-    *len = gamefn__v1__list_queues_reply__get_packed_size(&r);
-    *buf = malloc(*len ? *len : 1);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    gamefn__v1__list_queues_reply__pack(&r, *buf);
-    return GF_OK;
+    return gf_pack(&r.base, buf, len);
 }
 
 gf_err intake_queues(intake_state *in, const gf_msg *msg, gf_reply *reply)

@@ -28,6 +28,7 @@
 #include "gamefn/match/rules.h"
 #include "gamefn/subjects.h"
 #include "gamefn/tickets/outcome.h"
+#include "gamefn/util.h"
 #include "gamefn/v1/match.pb-c.h"
 #include "tick_int.h"
 
@@ -132,11 +133,7 @@ static gf_err build_match(tick_ctx *c, const gf_match *x, const claim_plan *p, c
     msg.tick_group = (char *)(uintptr_t)c->m->tables.groups[c->g->index].name;
     msg.merged = x->merged;
     msg.starved = x->starved;
-    *len = gamefn__v1__match__get_packed_size(&msg);
-    if ((*buf = malloc(*len ? *len : 1)) != NULL) {
-        gamefn__v1__match__pack(&msg, *buf);
-        err = GF_OK;
-    }
+    err = gf_pack(&msg.base, buf, len);
 out:
     free(teams);
     free(teamp);

@@ -11,6 +11,7 @@
 #include "gamefn/kv_watch.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
+#include "gamefn/util.h"
 #include "gamefn/v1/match.pb-c.h"
 #include "gamefn/wire_error.h"
 #include "gamesim_internal.h"
@@ -54,14 +55,10 @@ sim_server *gf__sim_find(gf_gamesim *s, const char *server_id)
 
 sim_server *gf__sim_add(gf_gamesim *s, size_t dc, sim_phase phase, int64_t register_at)
 {
-    if (s->n_sv == s->cap_sv) {
-        size_t cap = s->cap_sv ? s->cap_sv * 2 : 16;
-        sim_server **v = realloc(s->sv, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        s->sv = v;
-        s->cap_sv = cap;
-    }
+    sim_server **v = gf_grow(s->sv, &s->cap_sv, s->n_sv + 1, sizeof *v);
+    if (!v)
+        return NULL;
+    s->sv = v;
     sim_server *sv = calloc(1, sizeof *sv);
     if (!sv)
         return NULL;

@@ -72,25 +72,38 @@ static void push(mm_alloc *a, const Gamefn__V1__TicketRecord *rec, uint64_t rev)
     free(buf);
 }
 
+/* Writes what `o` means into ticket `id` if it is still claimed by the match; a write
+ * without a definite answer is retried (a real allocator would be redelivered). */
+static void settle_one(mm_alloc *a, const char *id, const Gamefn__V1__MatchOutcome *o)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint64_t rev = 0, nrev = 0;
+        Gamefn__V1__TicketRecord *rec = read_ticket(a, id, &rev);
+        gf_ticket_next next;
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        natsStatus s = NATS_OK;
+        if (!rec) /* could not read it (a timeout under load): try again */
+            continue;
+        if (gf_outcome_settle(o, rec, gf_clock_unix_ms(), &next, NULL) == GF_OK &&
+            !next.unchanged && gf_ticket_pack(&next.rec, &buf, &len) == GF_OK) {
+            s = kvStore_Update(&nrev, a->tickets, id, buf, (int)len, rev);
+            if (s == NATS_OK)
+                push(a, &next.rec, nrev);
+        }
+        free(buf);
+        gf_ticket_free(rec);
+        if (s == NATS_OK || strstr(nats_GetLastError(NULL), "wrong last sequence"))
+            return; /* written, nothing to write, or someone else moved first: re-read */
+    }
+}
+
 /* Writes what `o` means for every ticket of the match still claimed by it. */
 static void settle_all(mm_alloc *a, const Gamefn__V1__Match *m, const Gamefn__V1__MatchOutcome *o)
 {
     for (size_t t = 0; t < m->n_teams; t++) {
-        for (size_t k = 0; k < m->teams[t]->n_tickets; k++) {
-            uint64_t rev = 0;
-            Gamefn__V1__TicketRecord *rec =
-                read_ticket(a, m->teams[t]->tickets[k]->ticket_id, &rev);
-            gf_ticket_next next;
-            uint8_t *buf = NULL;
-            size_t len = 0;
-            uint64_t nrev = 0;
-            if (rec && gf_outcome_settle(o, rec, gf_clock_unix_ms(), &next, NULL) == GF_OK &&
-                !next.unchanged && gf_ticket_pack(&next.rec, &buf, &len) == GF_OK &&
-                kvStore_Update(&nrev, a->tickets, rec->ticket_id, buf, (int)len, rev) == NATS_OK)
-                push(a, &next.rec, nrev);
-            free(buf);
-            gf_ticket_free(rec);
-        }
+        for (size_t k = 0; k < m->teams[t]->n_tickets; k++)
+            settle_one(a, m->teams[t]->tickets[k]->ticket_id, o);
     }
 }
 

@@ -117,8 +117,14 @@ static void read_matches(gf_fnenv *env, book *b, mm_audit *out)
                 out->committed++;
                 for (size_t i = 0; i < o->n_assignments; i++) {
                     seen *s = lookup(b, o->assignments[i]->ticket_id);
-                    if (s->state != ST(ASSIGNED) || strcmp(s->assigned, o->match_id) != 0)
+                    if (s->state != ST(ASSIGNED) || strcmp(s->assigned, o->match_id) != 0) {
                         out->half_assigned++;
+                        fprintf(stderr,
+                                "audit: match %s committed, but ticket %s ended %s (assigned by "
+                                "'%s', last claim '%s')\n",
+                                o->match_id, s->id, gf_ticket_state_name(s->state), s->assigned,
+                                s->match);
+                    }
                 }
             } else if (o->abort_reason ==
                        GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED) {

@@ -174,12 +174,17 @@ int mm_get(gf_fnenv *env, const char *ticket_id, Gamefn__V1__TicketStatus **out)
 
 int mm_state(gf_fnenv *env, const char *id)
 {
-    Gamefn__V1__TicketStatus *st = NULL;
     int state = 0;
-    if (mm_get(env, id, &st) == 0 && st)
-        state = st->state;
-    if (st)
-        gamefn__v1__ticket_status__free_unpacked(st, NULL);
+    for (int attempt = 0; attempt < 3 && state == 0; attempt++) { /* a reply lost under load */
+        Gamefn__V1__TicketStatus *st = NULL;
+        int code = mm_get(env, id, &st);
+        if (code == 0 && st)
+            state = st->state;
+        if (st)
+            gamefn__v1__ticket_status__free_unpacked(st, NULL);
+        if (code >= 0)
+            break;
+    }
     return state;
 }
 

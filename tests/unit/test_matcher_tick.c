@@ -153,7 +153,7 @@ static gf_mm_config mm;
 
 static int setup(void **state)
 {
-    static struct gf_config_arena *arena; /* kept (and reachable) for the process's life */
+    static struct gf_config_arena *arena; /* kept for the process's life */
     gf_config_error err;
     char why[256];
     m = calloc(1, sizeof *m);

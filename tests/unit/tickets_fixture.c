@@ -29,8 +29,7 @@ const gf_mm_tables *tk_tables(void)
     static gf_mm_config mm;
     static int ready;
     if (!ready) {
-        static struct gf_config_arena
-            *arena; /* kept (and reachable): the tables borrow its strings */
+        static struct gf_config_arena *arena; /* kept: the tables borrow its strings */
         gf_config_error err;
         char why[256];
         if (gf_config_parse_table("fixture", yaml, strlen(yaml), &gf_mm_config_table, &mm, &arena,

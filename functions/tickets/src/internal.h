@@ -13,6 +13,7 @@
 #include "gamefn/match/config.h"
 #include "gamefn/match/ticket.h"
 #include "gamefn/tickets/problem.h"
+#include "gamefn/util.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
@@ -71,9 +72,6 @@ typedef const char *(*gf_tk_check_fn)(const ProtobufCMessage *m, const char *key
 gf_err gf_tk_decode_stored(const ProtobufCMessageDescriptor *desc, gf_tk_check_fn problem,
                            const char *what, const uint8_t *buf, size_t len, const char *key,
                            ProtobufCMessage **out, gf_tickets_problem *p);
-
-/* Packs any message into a malloc'd buffer (caller frees). GF_ERR_NOMEM. */
-gf_err gf_tk_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len);
 
 /* The parts of a request the engine reads, queued at now_ms. */
 gf_tk_parts gf_tk_request_parts(const Gamefn__V1__CreateTicketRequest *req, int64_t now_ms);

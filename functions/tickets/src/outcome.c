@@ -31,7 +31,7 @@ const char *gf_outcome_abort_name(int reason)
 
 static gf_err pack(const Gamefn__V1__MatchOutcome *o, uint8_t **buf, size_t *len)
 {
-    return gf_tk_pack(&o->base, buf, len);
+    return gf_pack(&o->base, buf, len);
 }
 
 static gf_err check_ids(const char *match_id, const char *decided_by, gf_tickets_problem *p)

@@ -15,7 +15,7 @@ gf_err gf_players_pack(const char *player_id, const char *ticket_id, int64_t now
     r.player_id = gf_tk_unconst(player_id);
     r.ticket_id = gf_tk_unconst(ticket_id);
     r.created_unix_ms = now_ms;
-    return gf_tk_pack(&r.base, buf, len);
+    return gf_pack(&r.base, buf, len);
 }
 
 static const char *players_problem(const ProtobufCMessage *m, const char *key)

@@ -1,8 +1,6 @@
 /* problem.c — the library's typed error (see gamefn/tickets/problem.h). */
 #include "gamefn/tickets/problem.h"
 
-#include <stdlib.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,15 +47,5 @@ gf_err gf_tk_decode_stored(const ProtobufCMessageDescriptor *desc, gf_tk_check_f
         return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL, "stored %s %s: %s", what,
                                  key ? key : "", why);
     }
-    return GF_OK;
-}
-
-gf_err gf_tk_pack(const ProtobufCMessage *m, uint8_t **buf, size_t *len)
-{
-    size_t n = protobuf_c_message_get_packed_size(m);
-    *buf = malloc(n ? n : 1);
-    if (!*buf)
-        return GF_ERR_NOMEM;
-    *len = protobuf_c_message_pack(m, *buf);
     return GF_OK;
 }

@@ -291,7 +291,7 @@ void gf_ticket_free(Gamefn__V1__TicketRecord *rec)
 
 gf_err gf_ticket_pack(const Gamefn__V1__TicketRecord *rec, uint8_t **buf, size_t *len)
 {
-    return gf_tk_pack(&rec->base, buf, len);
+    return gf_pack(&rec->base, buf, len);
 }
 
 /* ---- the engine's view ------------------------------------------------------------ */

@@ -82,5 +82,5 @@ void gf_ticket_status_queued(const Gamefn__V1__TicketRecord *rec, uint64_t revis
 
 gf_err gf_ticket_status_pack(const gf_ticket_status *s, uint8_t **buf, size_t *len)
 {
-    return gf_tk_pack(&s->st.base, buf, len);
+    return gf_pack(&s->st.base, buf, len);
 }
