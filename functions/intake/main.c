@@ -112,7 +112,7 @@ static int64_t configured_concurrency(int argc, char **argv)
     const gf_config_section section = {.name = "intake", .table = &intake_config_table};
     gf_config *cfg = NULL;
     gf_config_error err;
-    int64_t n = 8;
+    int64_t n = 32;
     if (gf_config_load(path && path[0] ? path : "config/gamefn.yaml", &section, &cfg, &err) ==
         GF_OK)
         n = ((const intake_config *)gf_config_function(cfg))->concurrency;
