@@ -42,7 +42,10 @@ bool fleet_mirror_ready(fleet_mirror *m);
 /* Waits until the first replay is done; false after timeout_ms. */
 bool fleet_mirror_wait_ready(fleet_mirror *m, int64_t timeout_ms);
 
-/* Applies a write this process made (CAS succeeded at `rev`); data NULL = deleted. */
+/* Applies a write this process made (CAS succeeded at `rev`); data NULL = deleted. A
+ * delete's own revision is not returned by the KV API: pass the revision it replaced
+ * + 1, which orders it after that write and before anything written later (the
+ * watcher then delivers the real delete marker, a no-op). */
 void fleet_mirror_note(fleet_mirror *m, const char *key, uint64_t rev, const uint8_t *data,
                        size_t len);
 
