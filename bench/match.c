@@ -221,7 +221,7 @@ int gf_bench_match(int argc, char **argv)
                            .datacenters_len = ndc,
                            .queues = &q,
                            .queues_len = 1,
-                           .search_window = 32,
+                           .search_window = 0, /* the default */
                            .clock_skew_ms = 5000};
     char why[256];
     if (gf_match_config_prepare(&cfg, why, sizeof why) != GF_OK) {
@@ -303,6 +303,21 @@ int gf_bench_match(int argc, char **argv)
            "bytes/ticket); walks %zu, tickets looked at %zu\n",
            res->stats.bytes_peak, bytes_per_ticket, total_per_ticket, res->stats.seeds_tried,
            res->stats.candidates_seen);
+    printf("engine  exact search (seeds at their caps): %zu searched, %zu matched, %zu cut "
+           "short by a bound, %zu steps\n",
+           res->stats.exact_searches, res->stats.exact_matches, res->stats.exact_cut,
+           res->stats.exact_steps);
+    /* Starvation: each ticket left unmatched, against the pool at its turn as a seed. */
+    gf_ref_turns turns;
+    double a0 = wall_ms();
+    gf_ref_check_turns(&cfg, pool->tickets, pool->n, BENCH_NOW_MS, res, &turns);
+    printf("checker unmatched at their caps: %zu, of which a valid group held them at their "
+           "turn: %zu (undecided %zu)\n"
+           "checker unmatched below their caps: %zu, of which a valid group held them at their "
+           "turn: %zu = %.2f %% (undecided %zu) [%.0f ms]\n",
+           turns.capped, turns.capped_group, turns.capped_undecided, turns.below, turns.below_group,
+           turns.below ? 100.0 * (double)turns.below_group / (double)turns.below : 0,
+           turns.below_undecided, wall_ms() - a0);
 
     if (o.naive) {
         fflush(stdout);
@@ -331,12 +346,18 @@ int gf_bench_match(int argc, char **argv)
                "\"delta_ping_mean\":%.2f,\"delta_ping_p95\":%.2f,\"team_diff_mean\":%.2f,"
                "\"violations\":%zu,\"bytes_per_ticket\":%.1f,\"bytes_total_per_ticket\":%.1f,"
                "\"starved_matches\":%zu,\"plain_skill_spread_p95\":%.2f,"
-               "\"plain_delta_ping_p95\":%.2f,\"below_cap_matches\":%zu",
+               "\"plain_delta_ping_p95\":%.2f,\"below_cap_matches\":%zu,"
+               "\"capped_unmatched\":%zu,\"capped_starved\":%zu,\"capped_undecided\":%zu,"
+               "\"below_unmatched\":%zu,\"below_missed\":%zu,\"below_undecided\":%zu,"
+               "\"below_missed_in_window\":%zu,\"exact_searches\":%zu,\"exact_matches\":%zu,"
+               "\"exact_cut\":%zu",
                o.pool, o.mode_name, o.shape, o.seed, tick_ms, cpu_ms, cold_ms, qe.matches,
                qe.tickets, qe.players, qe.spread_mean, qe.spread_p95, qe.dping_mean, qe.dping_p95,
                qe.team_diff_mean, qe.violations, bytes_per_ticket, total_per_ticket,
                qe.matches - qe.plain_matches, qe.plain_spread_p95, qe.plain_dping_p95,
-               qe.below_matches);
+               qe.below_matches, turns.capped, turns.capped_group, turns.capped_undecided,
+               turns.below, turns.below_group, turns.below_undecided, turns.below_in_window,
+               res->stats.exact_searches, res->stats.exact_matches, res->stats.exact_cut);
         if (o.naive)
             printf(",\"naive_ms\":%.3f,\"speedup\":%.2f,\"naive_matches\":%zu,"
                    "\"naive_tickets_matched\":%zu,\"naive_skill_spread_p95\":%.2f,"
@@ -346,7 +367,9 @@ int gf_bench_match(int argc, char **argv)
                    qn.dping_p95, qn.violations, qn.below_matches);
         printf("}\n");
     }
-    exit_code = qe.violations || (o.naive && qn.violations) ? 3 : 0;
+    /* A ticket at its caps left unmatched while a valid group held it is a violation of
+     * the engine's promise, like a broken limit. */
+    exit_code = qe.violations || turns.capped_group || (o.naive && qn.violations) ? 3 : 0;
 out:
     gf_ref_matches_free(&eng);
     gf_ref_matches_free(&nai);

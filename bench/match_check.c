@@ -14,11 +14,7 @@
 
 #include "match_ref.h"
 
-typedef struct lim {
-    double skill, gap, ping_limit;
-} lim;
-
-static lim limits_of(const gf_match_config *cfg, const gf_match_ticket *t, int64_t now)
+gf_ref_lim gf_ref_limits(const gf_match_config *cfg, const gf_match_ticket *t, int64_t now)
 {
     const gf_match_queue *q = &cfg->queues[t->queue];
     const gf_match_curve *c = &q->curve;
@@ -29,7 +25,7 @@ static lim limits_of(const gf_match_config *cfg, const gf_match_ticket *t, int64
         var += t->players[i].sigma * t->players[i].sigma;
     }
     size_t n = t->players_len;
-    lim l;
+    gf_ref_lim l;
     l.skill = (q->party_skill == GF_MATCH_PARTY_MAX ? top : sum / n) + q->premade_bonus * (n - 1);
     double age_ms = now > t->queued_ms ? (double)(now - t->queued_ms) : 0;
     double gap = c->skill_base + c->skill_alpha * pow(age_ms / 1000.0, c->skill_gamma) +
@@ -39,6 +35,17 @@ static lim limits_of(const gf_match_config *cfg, const gf_match_ticket *t, int64
     double ping = fmin((double)c->ping_cap_ms, c->ping_base_ms + c->ping_beta_ms * steps);
     l.ping_limit = q->mode == GF_MATCH_SBMM ? (double)c->ping_cap_ms : ping;
     return l;
+}
+
+bool gf_ref_settled(const gf_match_config *cfg, const gf_match_ticket *t, int64_t now)
+{
+    const gf_match_queue *q = &cfg->queues[t->queue];
+    gf_ref_lim l = gf_ref_limits(cfg, t, now);
+    bool skill =
+        q->mode == GF_MATCH_PING_FIRST || l.gap >= q->curve.skill_cap || q->curve.skill_alpha == 0;
+    bool ping = q->mode == GF_MATCH_SBMM || l.ping_limit >= (double)q->curve.ping_cap_ms ||
+                q->curve.ping_beta_ms == 0;
+    return skill && ping;
 }
 
 static double ping_to(const gf_match_ticket *t, uint32_t dc)
@@ -141,19 +148,13 @@ typedef struct figures {
     double team_diff;
 } figures;
 
-/* Neither limit of the ticket widens any more: the engine's starvation guard applies. */
-static bool starving(const gf_match_queue *q, const lim *l)
-{
-    return l->gap >= q->curve.skill_cap && l->ping_limit >= (double)q->curve.ping_cap_ms;
-}
-
 static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size_t n, int64_t now,
                       const gf_ref_matches *ms, size_t mi, uint8_t *used, figures *f, size_t *shown)
 {
     const gf_ref_match *m = &ms->m[mi];
     bool bad = false;
     double lo = INFINITY, hi = -INFINITY;
-    lim l[GF_MATCH_MAX_PLAYERS];
+    gf_ref_lim l[GF_MATCH_MAX_PLAYERS];
     uint32_t players = 0;
 
     if (m->len == 0 || m->len > GF_MATCH_MAX_PLAYERS || m->dc_len == 0) {
@@ -171,7 +172,7 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
             report(shown, mi, "ticket already in another match");
             bad = true;
         }
-        l[j] = limits_of(cfg, &t[ti], now);
+        l[j] = gf_ref_limits(cfg, &t[ti], now);
         lo = fmin(lo, l[j].skill);
         hi = fmax(hi, l[j].skill);
         players += (uint32_t)t[ti].players_len;
@@ -214,13 +215,15 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
             break;
         }
     }
-    /* Each member's own ping limit, for the chosen and every fallback datacenter. */
+    /* Each member's own ping limit, for the chosen and every fallback datacenter. Totals
+     * count every player: a ticket's (exact) ping times its players. */
     double total_chosen = 0;
     for (uint32_t k = 0; k < m->dc_len; k++) {
         uint32_t dc = ms->dcs[m->dc_first + k];
         double total = 0;
         for (uint32_t j = 0; j < m->len; j++) {
-            double p = ping_to(&t[ms->member[m->first + j]], dc);
+            const gf_match_ticket *tk = &t[ms->member[m->first + j]];
+            double p = ping_to(tk, dc);
             if (isnan(p) || p > l[j].ping_limit) {
                 report(shown, mi,
                        k ? "a fallback datacenter breaks a member's ping limit"
@@ -228,22 +231,23 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
                 bad = true;
                 break;
             }
-            total += p;
+            total += p * (double)tk->players_len;
         }
         if (k == 0)
             total_chosen = total;
     }
-    /* The chosen datacenter has the lowest total ping of all acceptable ones (pings are
-     * rounded up to whole ms by the engine: allow that much). */
+    /* The chosen datacenter has the lowest total ping of all acceptable ones. */
     for (uint32_t dc = 0; dc < cfg->datacenters_len; dc++) {
         double total = 0;
         bool ok = true;
         for (uint32_t j = 0; j < m->len && ok; j++) {
-            double p = ping_to(&t[ms->member[m->first + j]], dc);
+            const gf_match_ticket *tk = &t[ms->member[m->first + j]];
+            double p = ping_to(tk, dc);
             ok = !isnan(p) && p <= l[j].ping_limit;
-            total += p;
+            total += p * (double)tk->players_len;
         }
-        if (ok && total + m->len < total_chosen) {
+        /* Sums of doubles in another order may differ in the last bits. */
+        if (ok && total < total_chosen - 1e-9 * (1 + total_chosen)) {
             report(shown, mi, "a datacenter with a lower total ping was acceptable");
             bad = true;
             break;
@@ -253,7 +257,7 @@ static bool check_one(const gf_match_config *cfg, const gf_match_ticket *t, size
     f->starved[mi] = m->starved;
     f->below[mi] = true;
     for (uint32_t j = 0; j < m->len; j++)
-        f->below[mi] &= !starving(&cfg->queues[t[ms->member[m->first + j]].queue], &l[j]);
+        f->below[mi] &= !gf_ref_settled(cfg, &t[ms->member[m->first + j]], now);
     uint32_t chosen = ms->dcs[m->dc_first];
     for (uint32_t j = 0; j < m->len; j++) {
         const gf_match_ticket *tk = &t[ms->member[m->first + j]];

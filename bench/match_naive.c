@@ -6,9 +6,9 @@
  * distance (by queue time for ping_first, which ignores skill and is first-in-first-out)
  * and added greedily while the group stays valid for every member (skill range inside
  * each member's own gap, a datacenter every member accepts, parties packable).
- * The datacenter is the acceptable one with the lowest total ping. It shares no code
- * with the engine, so the benchmark compares two independent implementations of the same
- * rules: quality should be comparable, speed should not.
+ * The datacenter is the acceptable one with the lowest total ping of all players. It
+ * shares no code with the engine, so the benchmark compares two independent
+ * implementations of the same rules: quality should be comparable, speed should not.
  */
 #include <math.h>
 #include <stdio.h>
@@ -214,7 +214,7 @@ int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
         }
         if (players != need)
             continue;
-        /* Datacenters every member accepts, lowest total ping first. */
+        /* Datacenters every member accepts, lowest total ping over all players first. */
         uint32_t dcs[GF_MATCH_MAX_DCS];
         double tot[GF_MATCH_MAX_DCS];
         uint32_t nd = 0;
@@ -223,7 +223,7 @@ int gf_ref_naive(const gf_match_config *cfg, const gf_match_ticket *t, size_t n,
                 continue;
             double sum = 0;
             for (uint32_t g = 0; g < k; g++)
-                sum += ping_of(&t[grp[g]], d);
+                sum += ping_of(&t[grp[g]], d) * (double)v[grp[g]].size;
             uint32_t j = nd++;
             while (j > 0 && tot[j - 1] > sum) {
                 dcs[j] = dcs[j - 1];

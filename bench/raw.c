@@ -80,7 +80,8 @@ static void usage(FILE *f)
                "\n"
                "Measures, in one run, against its own fresh single-node nats-server (or --url):\n"
                "  async JetStream publish with a unique Msg-Id, durable pull fetch + ack,\n"
-               "  KV compare-and-set (sync and pipelined), request/reply round trip.\n"
+               "  KV compare-and-set (sync and pipelined), request/reply round trip; and the\n"
+               "  publish and pipelined CAS again through the runtime's gamefn/publish.h.\n"
                "\n"
                "options:\n"
                "  --url URL          measure an existing server (default: start one)\n"
@@ -238,12 +239,20 @@ static double per_s(const gf_raw_rate *r)
     return r->secs > 0 ? (double)r->count / r->secs : 0;
 }
 
+static double ratio(const gf_raw_rate *ours, const gf_raw_rate *raw)
+{
+    return per_s(raw) > 0 ? per_s(ours) / per_s(raw) : 0;
+}
+
 static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
 {
     printf("gamefn-bench raw: nats-server %s (%s), file storage, R1, %d-byte payloads\n",
            r->server_version, o->url ? o->url : "own single node", o->payload);
     printf("  %-44s %10.0f msg/s  (%lld in %.2f s, %lld stalls)\n", "async publish, unique Msg-Id",
            per_s(&r->publish), r->publish.count, r->publish.secs, r->publish_stalls);
+    printf("  %-44s %10.0f msg/s  (%lld in %.2f s, %.2f x raw)\n", "  same through gf_publish_send",
+           per_s(&r->publish_reliable), r->publish_reliable.count, r->publish_reliable.secs,
+           ratio(&r->publish_reliable, &r->publish));
     printf("  %-44s %10.0f msg/s  (%lld in %.2f s)\n", "pull fetch + per-message ack",
            per_s(&r->fetch), r->fetch.count, r->fetch.secs);
     printf("  %-44s %10.0f upd/s  (%lld in %.2f s)\n", "KV CAS sync, 1 in flight",
@@ -251,6 +260,13 @@ static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
     printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %lld conflicts)\n",
            "KV CAS pipelined, 1 in flight per key", per_s(&r->kv_pipe), r->kv_pipe.count,
            r->kv_pipe.secs, r->kv_pipe_conflicts);
+    printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %lld conflicts)\n",
+           "  the same, each with a unique Msg-Id", per_s(&r->kv_pipe_msgid),
+           r->kv_pipe_msgid.count, r->kv_pipe_msgid.secs, r->kv_pipe_msgid_conflicts);
+    printf("  %-44s %10.0f upd/s  (%lld in %.2f s, %.2f x raw, %.2f x with Msg-Id)\n",
+           "  same through gf_publish_cas_send", per_s(&r->kv_cas_async), r->kv_cas_async.count,
+           r->kv_cas_async.secs, ratio(&r->kv_cas_async, &r->kv_pipe),
+           ratio(&r->kv_cas_async, &r->kv_pipe_msgid));
     printf("  %-44s p50 %.0f us, p99 %.0f us, p99.9 %.0f us, max %.0f us  (%lld)\n",
            "request/reply RTT, SendAsap", r->reqrep.p50_us, r->reqrep.p99_us, r->reqrep.p999_us,
            r->reqrep.max_us, r->reqrep.count);
@@ -284,6 +300,14 @@ static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
     json_object_set_new(j, "kv_cas_pipelined_count", json_integer(r->kv_pipe.count));
     json_object_set_new(j, "kv_cas_pipelined_keys", json_integer(o->keys));
     json_object_set_new(j, "kv_cas_pipelined_conflicts", json_integer(r->kv_pipe_conflicts));
+    json_object_set_new(j, "publish_reliable_per_s", json_real(per_s(&r->publish_reliable)));
+    json_object_set_new(j, "publish_reliable_ratio",
+                        json_real(ratio(&r->publish_reliable, &r->publish)));
+    json_object_set_new(j, "kv_cas_async_per_s", json_real(per_s(&r->kv_cas_async)));
+    json_object_set_new(j, "kv_cas_async_ratio", json_real(ratio(&r->kv_cas_async, &r->kv_pipe)));
+    json_object_set_new(j, "kv_cas_pipelined_msgid_per_s", json_real(per_s(&r->kv_pipe_msgid)));
+    json_object_set_new(j, "kv_cas_async_ratio_msgid",
+                        json_real(ratio(&r->kv_cas_async, &r->kv_pipe_msgid)));
     json_object_set_new(j, "reqrep_p50_us", json_real(r->reqrep.p50_us));
     json_object_set_new(j, "reqrep_p99_us", json_real(r->reqrep.p99_us));
     json_object_set_new(j, "reqrep_p999_us", json_real(r->reqrep.p999_us));
@@ -335,9 +359,11 @@ int gf_bench_raw(int argc, char **argv)
     if (!nc)
         goto out;
     double t0 = gf_raw_now();
-    if (gf_raw_publish(nc, &o, &r) != 0 || gf_raw_fetch(nc, &o, &r) != 0 ||
-        gf_raw_kv_sync(nc, &o, &r) != 0 || gf_raw_kv_pipelined(nc, &o, &r) != 0 ||
-        gf_raw_reqrep(url, &o, &r) != 0 || raw_interrupted) {
+    if (gf_raw_publish(nc, &o, &r) != 0 || gf_raw_publish_reliable(nc, &o, &r) != 0 ||
+        gf_raw_fetch(nc, &o, &r) != 0 || gf_raw_kv_sync(nc, &o, &r) != 0 ||
+        gf_raw_kv_pipelined(nc, &o, &r) != 0 || gf_raw_kv_pipelined_msgid(nc, &o, &r) != 0 ||
+        gf_raw_kv_cas_async(nc, &o, &r) != 0 || gf_raw_reqrep(url, &o, &r) != 0 ||
+        raw_interrupted) {
         fprintf(stderr, "raw: FAILED%s: no figures printed\n",
                 raw_interrupted ? " (interrupted)" : "");
         goto out;
@@ -354,6 +380,7 @@ out:
     if (nc && o.url) {
         gf_raw_js_cleanup(nc, &r);
         gf_raw_kv_cleanup(nc, &o);
+        gf_raw_pub_cleanup(nc, &r);
     }
     natsConnection_Destroy(nc);
     if (srv)

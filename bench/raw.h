@@ -51,6 +51,14 @@ typedef struct gf_raw_results {
     long long kv_pipe_conflicts;   /* during the timed run; must be 0 */
     gf_raw_latency reqrep;         /* SendAsap on both sides */
     gf_raw_latency reqrep_default; /* default options, for comparison */
+
+    /* The pipelined CAS again, each with a unique Msg-Id (what the publisher sends). */
+    gf_raw_rate kv_pipe_msgid;
+    long long kv_pipe_msgid_conflicts;
+    /* The same work through the runtime's publisher (raw_pub.c). */
+    gf_raw_rate publish_reliable; /* publish's, through gf_publish_send */
+    gf_raw_rate kv_cas_async;     /* kv_pipe's, through gf_publish_cas_send */
+    char rel_stream[48], rel_bucket[48];
 } gf_raw_results;
 
 /* gf_clock_mono_ns() in seconds, for phase timing. */
@@ -62,6 +70,9 @@ bool gf_raw_done(const gf_raw_opts *o, double t0, long long done);
 /* Payload of `len` (>= 8) bytes whose first 8 carry `index`; the rest is filler. */
 void gf_raw_fill_payload(char *buf, int len, uint64_t index);
 
+/* An R1 file stream on one subject (filter); 0, or -1 with a message on stderr. */
+int gf_raw_create_stream(jsCtx *js, const char *name, const char *subject);
+
 /* Prints a progress line to stderr about once a second. */
 void gf_raw_progress(const char *phase, double t0, long long done, double *last);
 
@@ -70,11 +81,16 @@ int gf_raw_publish(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_fetch(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_kv_sync(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
+int gf_raw_kv_pipelined_msgid(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
+/* The same work through the runtime's publisher (raw_pub.c). */
+int gf_raw_publish_reliable(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
+int gf_raw_kv_cas_async(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r);
 /* Opens its own requester and responder connections to url. */
 int gf_raw_reqrep(const char *url, const gf_raw_opts *o, gf_raw_results *r);
 
 /* Cleanup for --url runs (an own server is simply thrown away). */
 void gf_raw_js_cleanup(natsConnection *nc, const gf_raw_results *r);
 void gf_raw_kv_cleanup(natsConnection *nc, const gf_raw_opts *o);
+void gf_raw_pub_cleanup(natsConnection *nc, const gf_raw_results *r);
 
 #endif

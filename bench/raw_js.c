@@ -61,23 +61,30 @@ static uint64_t payload_index(const char *data)
     return index;
 }
 
-static int create_stream(jsCtx *js, const gf_raw_opts *o, gf_raw_results *r)
+int gf_raw_create_stream(jsCtx *js, const char *name, const char *subject)
 {
     jsStreamConfig cfg;
     jsErrCode jerr = 0;
-    snprintf(r->stream, sizeof r->stream, "BENCH_%s", o->run_id);
-    snprintf(r->subject, sizeof r->subject, "bench.%s.>", o->run_id);
-    const char *subject = r->subject;
     jsStreamConfig_Init(&cfg);
-    cfg.Name = r->stream;
+    cfg.Name = name;
     cfg.Subjects = &subject;
     cfg.SubjectsLen = 1;
     cfg.Storage = js_FileStorage;
     cfg.Replicas = 1;
     natsStatus s = js_AddStream(NULL, js, &cfg, NULL, &jerr);
     if (s != NATS_OK) {
-        fprintf(stderr, "raw: create stream %s: %s (jsErrCode %d)\n", r->stream,
-                nats_GetLastError(NULL), (int)jerr);
+        fprintf(stderr, "raw: create stream %s: %s (jsErrCode %d)\n", name, nats_GetLastError(NULL),
+                (int)jerr);
+        return -1;
+    }
+    return 0;
+}
+
+static int create_stream(jsCtx *js, const gf_raw_opts *o, gf_raw_results *r)
+{
+    snprintf(r->stream, sizeof r->stream, "BENCH_%s", o->run_id);
+    snprintf(r->subject, sizeof r->subject, "bench.%s.>", o->run_id);
+    if (gf_raw_create_stream(js, r->stream, r->subject) != 0) {
         r->stream[0] = '\0';
         return -1;
     }

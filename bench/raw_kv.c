@@ -11,6 +11,9 @@
  *   as free again; the main thread takes free keys and sends their next CAS with
  *   js_PublishMsgAsync. With distinct keys a conflict can only mean a bug (a wrong
  *   tracked revision), so conflicts are counted and must be 0.
+ * - The pipelined phase runs twice: bare, and with a unique Nats-Msg-Id on every
+ *   timed CAS, which is what the runtime's publisher sends; the server then also
+ *   records every id for dedup, and that costs (docs/BENCHMARKS.md).
  * - Verification: every CAS acked, the server's revision of every key equals the
  *   one tracked, and a deliberately stale CAS (sync and async) IS rejected with
  *   10071, which proves the expectation header really reached the server: without
@@ -215,9 +218,10 @@ static int pipe_take(kv_pipe *p, int *key, uint64_t *rev)
     return rc == 0 ? 0 : -1;
 }
 
-/* Sends one CAS for key k expecting revision `expect` (0 = unconditional put). */
-static int pipe_send(jsCtx *js, const char *bucket, int k, uint64_t expect, const char *payload,
-                     int len)
+/* Sends one CAS for key k expecting revision `expect` (0 = unconditional put), with
+ * Nats-Msg-Id msg_id unless NULL. */
+static int pipe_send(jsCtx *js, const char *bucket, int k, uint64_t expect, const char *msg_id,
+                     const char *payload, int len)
 {
     char subj[128];
     natsMsg *m = NULL;
@@ -229,6 +233,7 @@ static int pipe_send(jsCtx *js, const char *bucket, int k, uint64_t expect, cons
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.ExpectLastSubjectSeq = expect;
+    po.MsgId = msg_id;
     natsStatus s;
     while ((s = js_PublishMsgAsync(js, &m, &po)) == NATS_TIMEOUT)
         ;
@@ -281,7 +286,10 @@ static int pipe_verify(kv_pipe *p, kvStore *kv, long long sent)
     return 0;
 }
 
-int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r)
+/* with_id: every timed CAS also carries a unique Nats-Msg-Id, as the runtime's
+ * publisher sends them (the server then also keeps each id for dedup). */
+static int kv_pipelined(natsConnection *nc, const gf_raw_opts *o, bool with_id, gf_raw_rate *rate,
+                        long long *conflicts)
 {
     int rc = -1;
     bool quiet = false; /* true once no ack can arrive any more */
@@ -325,7 +333,7 @@ int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results
     /* Untimed: one plain put per key gives every key a first revision. */
     gf_raw_fill_payload(payload, o->payload, 0);
     for (int k = 0; k < o->keys; k++) {
-        if (pipe_send(js, bucket, k, 0, payload, o->payload) != 0)
+        if (pipe_send(js, bucket, k, 0, NULL, payload, o->payload) != 0)
             goto out;
     }
     if (pipe_complete(js, "setup") != 0)
@@ -350,8 +358,10 @@ int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results
         uint64_t expect = 0;
         if (pipe_take(p, &k, &expect) != 0)
             goto out;
+        char id[48];
+        snprintf(id, sizeof id, "%s-c%d-%lld", o->run_id, with_id, sent);
         gf_raw_fill_payload(payload, o->payload, (uint64_t)sent);
-        if (pipe_send(js, bucket, k, expect, payload, o->payload) != 0)
+        if (pipe_send(js, bucket, k, expect, with_id ? id : NULL, payload, o->payload) != 0)
             goto out;
         sent++;
         if ((sent & 1023) == 0) {
@@ -365,11 +375,11 @@ int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results
     }
     if (pipe_complete(js, "run") != 0)
         goto out;
-    r->kv_pipe.secs = gf_raw_now() - t0;
-    r->kv_pipe.count = sent;
+    rate->secs = gf_raw_now() - t0;
+    rate->count = sent;
     quiet = true;
     pthread_mutex_lock(&p->mu);
-    r->kv_pipe_conflicts = p->conflicts;
+    *conflicts = p->conflicts;
     pthread_mutex_unlock(&p->mu);
     if (pipe_verify(p, kv, sent) != 0)
         goto out;
@@ -379,7 +389,8 @@ int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results
     uint64_t before = p->rev[0];
     pthread_mutex_unlock(&p->mu);
     quiet = false;
-    if (pipe_send(js, bucket, 0, before > 1 ? before - 1 : before + 1, payload, o->payload) != 0 ||
+    if (pipe_send(js, bucket, 0, before > 1 ? before - 1 : before + 1, NULL, payload, o->payload) !=
+            0 ||
         pipe_complete(js, "probe") != 0)
         goto out;
     quiet = true;
@@ -403,6 +414,16 @@ out:
         free(p);
     }
     return rc;
+}
+
+int gf_raw_kv_pipelined(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r)
+{
+    return kv_pipelined(nc, o, false, &r->kv_pipe, &r->kv_pipe_conflicts);
+}
+
+int gf_raw_kv_pipelined_msgid(natsConnection *nc, const gf_raw_opts *o, gf_raw_results *r)
+{
+    return kv_pipelined(nc, o, true, &r->kv_pipe_msgid, &r->kv_pipe_msgid_conflicts);
 }
 
 void gf_raw_kv_cleanup(natsConnection *nc, const gf_raw_opts *o)

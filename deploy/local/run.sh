@@ -5,31 +5,48 @@
 # (gamefn-gamesim: two per datacenter, up to eight as the warm pool asks), and stop
 # everything cleanly on Ctrl-C or after --seconds N.
 #
-# usage: deploy/local/run.sh [--seconds N] [--fresh]
-#   --seconds N   run for N seconds, then stop (default: until Ctrl-C)
-#   --fresh       delete the local JetStream data first
+# usage: deploy/local/run.sh [--seconds N] [--fresh] [--no-build] [--build-dir DIR] [--data DIR]
+#   --seconds N      run for N seconds, then stop (default: until Ctrl-C)
+#   --fresh          delete the local JetStream data first
+#   --no-build       use what is built already (no package check, no build)
+#   --build-dir DIR  where gamefn is built (default: build/)
+#   --data DIR       JetStream data, ports file and logs (default: deploy/local/data/)
+#
+# The local server has NO authentication and no TLS: any process of any local user
+# that reaches its loopback port can read and change everything in it. It is for one
+# developer's machine. What this script writes (data, the ports file naming the port,
+# logs) is made readable by the invoking user only (umask 077).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 seconds=0
 fresh=0
+build_it=1
+build="$root/build"
+data="$root/deploy/local/data"
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="${2:?--seconds needs a number}"; shift 2 ;;
     --fresh) fresh=1; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --no-build) build_it=0; shift ;;
+    --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
+    --data) data="${2:?--data needs a directory}"; shift 2 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 case "$seconds" in ''|*[!0-9]*) echo "run.sh: --seconds takes a whole number" >&2; exit 2 ;; esac
 
-"$root/scripts/install-deps.sh"
-echo "== building" >&2
-"$root/scripts/build.sh" "$root/build" >/dev/null
+umask 077
+if [ "$build_it" = 1 ]; then
+  "$root/scripts/install-deps.sh"
+  echo "== building" >&2
+  "$root/scripts/build.sh" "$build" >/dev/null
+fi
 
-cd "$root" # config/gamefn.yaml names the key files relative to the repository
-data="$root/deploy/local/data"
 [ "$fresh" = 1 ] && rm -rf "$data"
 mkdir -p "$data/logs"
+# Files an earlier run (or an older version of this script) left readable to others.
+chmod -R go-rwx "$data"
 rm -f "$data"/*.ports
 sed "s|@DATA@|$data|g" "$root/deploy/local/nats.conf.in" > "$data/nats.conf"
 
@@ -67,37 +84,41 @@ for _ in $(seq 1 100); do [ -s "$ports" ] && break; sleep 0.1; done
 url="$(sed -E 's/.*"nats":\["([^"]+)".*/\1/' "$ports")"
 monitor="$(sed -E 's/.*"monitoring":\["([^"]+)".*/\1/' "$ports")"
 for _ in $(seq 1 100); do curl -sf "$monitor/healthz?js-enabled-only=true" >/dev/null && break; sleep 0.1; done
-echo "   NATS at $url (monitoring $monitor)" >&2
+echo "   NATS at $url (monitoring $monitor); no authentication: local use only" >&2
 
 export GAMEFN_NATS_URL="$url"
-export GAMEFN_CONFIG="$root/config/gamefn.yaml"
+# config/gamefn.yaml names the join-token key files under deploy/local/data/keys; the
+# functions read a copy naming the ones of this data directory (--data).
+sed "s|deploy/local/data/keys/|$data/keys/|g" "$root/config/gamefn.yaml" > "$data/gamefn.yaml"
+export GAMEFN_CONFIG="$data/gamefn.yaml"
 echo "== provisioning JetStream from config/gamefn.yaml" >&2
-"$root/build/tools/gamefn" provision
+"$build/tools/gamefn" provision
 
 if [ ! -f "$data/keys/local.key" ]; then
-  echo "== making the join-token key pair (deploy/local/data/keys)" >&2
+  echo "== making the join-token key pair ($data/keys)" >&2
   mkdir -p "$data/keys"
-  "$root/build/tools/gamefn" keygen --key-id local --dir "$data/keys" >/dev/null
+  "$build/tools/gamefn" keygen --key-id local --dir "$data/keys" >/dev/null
 fi
 
 echo "== starting functions" >&2
-for bin in "$root"/build/functions/*/gamefn-*; do
+for bin in "$build"/functions/*/gamefn-*; do
   [ -x "$bin" ] || continue
   name="$(basename "$bin")"
   "$bin" >"$data/logs/$name.log" 2>&1 &
   pids+=("$!")
   names+=("$name")
-  echo "   $name (pid $!) logs: deploy/local/data/logs/$name.log" >&2
+  echo "   $name (pid $!) logs: $data/logs/$name.log" >&2
 done
 
 # Simulated game servers and their orchestrator adapter, in every datacenter of
-# functions.fleet (PROTOCOL.md §8; docs/OPERATIONS.md "Running an orchestrator adapter").
+# functions.fleet (PROTOCOL.md §8; docs/OPERATIONS.md "Game servers and orchestrator
+# adapters").
 dcs="$(sed -n '/^  fleet:/,/^  [a-z]*:$/s/.*{name: \([A-Za-z0-9_-]*\),.*/\1/p' "$GAMEFN_CONFIG" | sed 's/$/=2:8/' | paste -sd, -)"
-"$root/build/support/gamesim/gamefn-gamesim" --servers "$dcs" --play 20s \
+"$build/support/gamesim/gamefn-gamesim" --servers "$dcs" --play 20s \
   >"$data/logs/gamefn-gamesim.log" 2>&1 &
 pids+=("$!")
 names+=("gamefn-gamesim")
-echo "   gamefn-gamesim (pid $!, servers $dcs) logs: deploy/local/data/logs/gamefn-gamesim.log" >&2
+echo "   gamefn-gamesim (pid $!, servers $dcs) logs: $data/logs/gamefn-gamesim.log" >&2
 
 if [ "$seconds" -gt 0 ]; then
   echo "== running for $seconds s" >&2
@@ -115,4 +136,4 @@ else
 fi
 
 echo "== report" >&2
-"$root/build/tools/gamefn" services
+"$build/tools/gamefn" services

@@ -83,9 +83,9 @@ gf_err gf_join_key_write(const char *path, bool secret, const uint8_t key[32])
     sodium_bin2hex(line, sizeof line - 1, key, 32);
     line[KEY_HEX] = '\n';
     line[KEY_HEX + 1] = '\0';
-    /* The umask may have narrowed the mode; a public key is meant to be readable. */
-    bool ok = fchmod(fd, secret ? 0600 : 0644) == 0 &&
-              write(fd, line, KEY_HEX + 1) == KEY_HEX + 1 && fsync(fd) == 0;
+    /* The umask narrows the public file's 0644 as the caller wants (the local stack keeps
+     * everything private); the secret file is 0600 or narrower either way. */
+    bool ok = write(fd, line, KEY_HEX + 1) == KEY_HEX + 1 && fsync(fd) == 0;
     sodium_memzero(line, sizeof line);
     if (close(fd) != 0)
         ok = false;

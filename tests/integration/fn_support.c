@@ -9,19 +9,22 @@
 #include <unistd.h>
 #include "gamefn/clock.h"
 
+static const char default_runtime[] = "  drain_timeout: 5s\n"
+                                      "  fetch_batch: 8\n"
+                                      "  max_in_flight: 8\n"
+                                      "  fetch_expiry: 1s\n"
+                                      "  heartbeat: 250ms\n";
+
 static const char config_template[] = "nats:\n"
                                       "  servers: [%s]\n"
                                       "  reconnect_wait: 100ms\n"
                                       "  reconnect_jitter: 50ms\n"
                                       "  reconnect_max_wait: 500ms\n"
+                                      "%s"
                                       "log:\n"
                                       "  level: info\n"
                                       "runtime:\n"
-                                      "  drain_timeout: 5s\n"
-                                      "  fetch_batch: 8\n"
-                                      "  max_in_flight: 8\n"
-                                      "  fetch_expiry: 1s\n"
-                                      "  heartbeat: 250ms\n"
+                                      "%s"
                                       "jetstream:\n"
                                       "  streams:\n"
                                       "    - name: TEST_JOBS\n"
@@ -42,7 +45,7 @@ static const char config_template[] = "nats:\n"
                                       "%s";
 
 /* Writes the config and connects the test's own client to every server. */
-static int setup(gf_fnenv *env, const char *urls, int replicas, const char *functions_yaml)
+static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_opts *opts)
 {
     char quoted[1024] = "";
     const char *servers[8];
@@ -59,9 +62,12 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const char *func
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, quoted, replicas, replicas, replicas,
-            functions_yaml ? functions_yaml : "  {}\n");
+    fprintf(f, config_template, quoted, opts->nats_yaml ? opts->nats_yaml : "",
+            opts->runtime_yaml ? opts->runtime_yaml : default_runtime, replicas, replicas, replicas,
+            opts->functions_yaml ? opts->functions_yaml : "  {}\n");
     fclose(f);
+    if (opts->no_client)
+        return 0;
 
     natsOptions *o = NULL;
     natsOptions_Create(&o);
@@ -87,18 +93,25 @@ static int make_dir(gf_fnenv *env)
     return mkdtemp(env->dir) ? 0 : -1;
 }
 
+int gf_fnenv_start_with(gf_fnenv *env, const gf_fnenv_opts *opts)
+{
+    if (make_dir(env) != 0 || gf_natsd_start(opts->natsd, &env->natsd) != 0)
+        return -1;
+    return setup(env, gf_natsd_url(env->natsd), 1, opts);
+}
+
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
 {
-    if (make_dir(env) != 0 || gf_natsd_start(NULL, &env->natsd) != 0)
-        return -1;
-    return setup(env, gf_natsd_url(env->natsd), 1, functions_yaml);
+    gf_fnenv_opts opts = {.functions_yaml = functions_yaml};
+    return gf_fnenv_start_with(env, &opts);
 }
 
 int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml)
 {
+    gf_fnenv_opts opts = {.functions_yaml = functions_yaml};
     if (make_dir(env) != 0 || gf_natsd_cluster_start(nodes, NULL, &env->cluster) != 0)
         return -1;
-    return setup(env, gf_natsd_cluster_urls(env->cluster), nodes, functions_yaml);
+    return setup(env, gf_natsd_cluster_urls(env->cluster), nodes, &opts);
 }
 
 static void remove_dir(const char *dir)
@@ -152,6 +165,27 @@ int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json)
     *json = strndup(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply));
     natsMsg_Destroy(reply);
     return *json ? 0 : -1;
+}
+
+int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const char *name,
+                         const char *instance, char *const extra_env[])
+{
+    if (gf_fnenv_spawn(env, p, relative, instance, extra_env) != 0)
+        return -1;
+    if (gf_fnenv_wait_ping(env, name, instance, 10000))
+        return 0;
+    gf_proc_dump_log(p, 30);
+    return -1;
+}
+
+natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)
+{
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    sc.Name = name;
+    sc.Subjects = &subject;
+    sc.SubjectsLen = 1;
+    return js_AddStream(NULL, js, &sc, NULL, NULL);
 }
 
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
@@ -221,6 +255,30 @@ bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, 
 {
     for (int waited = 0;; waited += 50) {
         if (pred(env, arg))
+            return true;
+        if (waited >= timeout_ms)
+            return false;
+        gf_clock_sleep_ms(50);
+    }
+}
+
+int gf_fnenv_log_count(const gf_proc *p, const char *needle)
+{
+    char line[2048];
+    int n = 0;
+    FILE *f = fopen(p->log_path, "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f))
+        n += strstr(line, needle) != NULL;
+    fclose(f);
+    return n;
+}
+
+bool gf_fnenv_wait_log(const gf_proc *p, const char *needle, int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        if (gf_fnenv_log_count(p, needle) > 0)
             return true;
         if (waited >= timeout_ms)
             return false;

@@ -34,6 +34,18 @@ typedef struct gf_fnenv {
  * `functions:` section's entries, indented by two spaces; may be NULL). Connects. */
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
 
+/* What gf_fnenv_start_with() can change; every field may be NULL / false. */
+typedef struct gf_fnenv_opts {
+    const char *functions_yaml; /* as for gf_fnenv_start() */
+    const char *runtime_yaml;   /* the `runtime:` entries (indented by two spaces), in place
+                                   of the defaults (drain_timeout 5s, fetch_batch 8, ...) */
+    const char *nats_yaml;      /* extra `nats:` entries (indented by two spaces) */
+    const gf_natsd_opts *natsd; /* the server's options (no JetStream, auth, ...) */
+    bool no_client;             /* do not connect the test's own client */
+} gf_fnenv_opts;
+
+int gf_fnenv_start_with(gf_fnenv *env, const gf_fnenv_opts *opts);
+
 /* Same on a cluster of `nodes` servers; streams and buckets get replicas = nodes, and
  * the config lists every node. */
 int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml);
@@ -46,6 +58,14 @@ const char *gf_fnenv_binary(const char *relative, char *buf, size_t size);
  * NULL). The log goes to <dir>/<instance>.log. */
 int gf_fnenv_spawn(gf_fnenv *env, gf_proc *p, const char *relative, const char *instance,
                    char *const extra_env[]);
+
+/* gf_fnenv_spawn, then waits (10 s) until `$SRV.PING.<name>.<instance>` answers, i.e.
+ * every endpoint takes work. Returns 0, or -1 (the log is dumped) if it never does. */
+int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const char *name,
+                         const char *instance, char *const extra_env[]);
+
+/* Creates stream `name` on `subject` (file storage, defaults) through `js`. */
+natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject);
 
 /* SIGTERM, then waits up to timeout_ms: true when the process exited with 0. Otherwise
  * prints the end of its log (the reason a test then fails) and returns false. */
@@ -68,6 +88,12 @@ void gf_fnenv_lines_free(gf_lines *l);
 
 /* Publishes a job to TEST_JOBS (synchronously, acked). */
 int gf_fnenv_publish_job(gf_fnenv *env, const char *job);
+
+/* Lines of p's log that contain `needle`; -1 if the log cannot be read. */
+int gf_fnenv_log_count(const gf_proc *p, const char *needle);
+
+/* Polls p's log every 50 ms until a line contains `needle` or timeout_ms passes. */
+bool gf_fnenv_wait_log(const gf_proc *p, const char *needle, int timeout_ms);
 
 /* Polls `pred` every 50 ms until it returns true or timeout_ms passes. */
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 #include <nats/nats.h>
@@ -196,6 +197,15 @@ static void nkey_seed(void **state)
     assert_string_equal(field(conn, "authorized_user"), user.pub);
     json_decref(conn);
     au_assert_no_secret(a.log, user.seed);
+    assert_int_equal(au_count_lines(a.log, "secret file is accessible to other users"), 0);
+
+    /* Readable by every local user: it still works, with a warning. */
+    assert_int_equal(chmod(path, 0644), 0);
+    a = try_open(&cfg, 0, server, NULL);
+    assert_int_equal(a.err, GF_OK);
+    assert_int_equal(au_count_lines(a.log, "secret file is accessible to other users"), 1);
+    assert_int_equal(au_count_lines(a.log, "mode=0644"), 1);
+    au_assert_no_secret(a.log, user.seed);
 
     /* A decorated block, as nsc writes it. */
     snprintf(text, sizeof text,
@@ -345,6 +355,13 @@ static void operator_creds(void **state)
     assert_string_equal(field(conn, "authorized_user"), user.pub);
     json_decref(conn);
     au_assert_no_secret(a.log, user.seed);
+    assert_int_equal(au_count_lines(a.log, "secret file is accessible to other users"), 0);
+
+    assert_int_equal(chmod(creds, 0640), 0); /* readable by the group */
+    a = try_open(&cfg, 0, server, NULL);
+    assert_int_equal(a.err, GF_OK);
+    assert_int_equal(au_count_lines(a.log, "secret file is accessible to other users"), 1);
+    assert_int_equal(au_count_lines(a.log, "option=nats.credentials"), 1);
 
     /* A user of an account the server does not know. */
     snprintf(creds, sizeof creds, "%s", au_write_creds("stranger.creds", stranger_jwt, &stranger));

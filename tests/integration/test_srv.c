@@ -63,11 +63,21 @@ static int setup(void **state)
     f->nc2 = connect_to(gf_natsd_url(f->server));
     f->client = connect_to(gf_natsd_url(f->server));
 
-    gf_srv_info m = {"matcher", "0.3.1", "m-1", "matchmaking ticks", matcher_eps, 1};
+    gf_srv_info m = {.name = "matcher",
+                     .version = "0.3.1",
+                     .id = "m-1",
+                     .description = "matchmaking ticks",
+                     .endpoints = matcher_eps,
+                     .endpoints_len = 1};
     assert_int_equal(gf_srv_start(f->nc1, &m, &f->m1, NULL, 0), GF_OK);
     m.id = "m-2";
     assert_int_equal(gf_srv_start(f->nc2, &m, &f->m2, NULL, 0), GF_OK);
-    gf_srv_info in = {"intake", "1.0.0-rc.1", "i-1", NULL, intake_eps, 3};
+    gf_srv_info in = {.name = "intake",
+                      .version = "1.0.0-rc.1",
+                      .id = "i-1",
+                      .description = NULL,
+                      .endpoints = intake_eps,
+                      .endpoints_len = 3};
     assert_int_equal(gf_srv_start(f->nc1, &in, &f->intake, NULL, 0), GF_OK);
     *state = f;
     return 0;
@@ -275,7 +285,12 @@ static void test_invalid_start_subscribes_nothing(void **state)
     fixture *f = *state;
     gf_srv *srv = NULL;
     replies r;
-    gf_srv_info bad = {"ghost", "1.0", "g-1", NULL, NULL, 0};
+    gf_srv_info bad = {.name = "ghost",
+                       .version = "1.0",
+                       .id = "g-1",
+                       .description = NULL,
+                       .endpoints = NULL,
+                       .endpoints_len = 0};
 
     gf_log_level saved = gf_log_get_level();
     gf_log_set_level(GF_LOG_OFF);
@@ -339,7 +354,12 @@ static void test_stop_after_connection_closed(void **state)
     fixture *f = *state;
     natsConnection *nc = connect_to(gf_natsd_url(f->server));
     gf_srv *srv = NULL;
-    gf_srv_info info = {"closing", "0.0.1", "c-1", NULL, NULL, 0};
+    gf_srv_info info = {.name = "closing",
+                        .version = "0.0.1",
+                        .id = "c-1",
+                        .description = NULL,
+                        .endpoints = NULL,
+                        .endpoints_len = 0};
     replies r;
 
     assert_int_equal(gf_srv_start(nc, &info, &srv, NULL, 0), GF_OK);

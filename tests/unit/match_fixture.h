@@ -15,7 +15,7 @@
 #include "gamefn/match/tick.h"
 
 #define FX_MAX     512
-#define FX_PLAYERS 8
+#define FX_PLAYERS 64 /* a 64v64 shape takes parties of 64 */
 #define FX_NOW     INT64_C(1700000000000)
 
 typedef struct fx {

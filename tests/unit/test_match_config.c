@@ -239,6 +239,49 @@ static void test_hand_built_checks(void **state)
     assert_string_equal(gf_match_mode_name(GF_MATCH_PING_FIRST), "ping_first");
 }
 
+/* The defaults are written once (the table's rows): a queue made in code is the queue a
+ * YAML file gets from name, mode and shape alone, field by field for every row with a
+ * default, and those are the reference constants. */
+static void test_defaults_one_source(void **state)
+{
+    (void)state;
+    static const char yaml[] = "datacenters: [{name: a, region: r}]\n"
+                               "queues: [{name: q, mode: sbmm, shape: 5v5}]\n";
+    gf_match_config parsed;
+    struct gf_config_arena *arena = NULL;
+    gf_config_error err;
+    if (gf_match_config_parse("d.yaml", yaml, strlen(yaml), &parsed, &arena, &err) != GF_OK)
+        fail_msg("%s", err.message);
+    gf_match_queue q;
+    gf_match_queue_defaults(&q, "q", GF_MATCH_SBMM, "5v5");
+    const gf_match_queue *y = &parsed.queues[0];
+    size_t tied = 0;
+    for (size_t i = 0; i < gf_match_queue_table.nfields; i++) {
+        const gf_cfg_field *f = &gf_match_queue_table.fields[i];
+        if (!f->def || f->type == GF_CFG_STRING || f->type == GF_CFG_STRING_LIST)
+            continue;
+        size_t size = f->type == GF_CFG_ENUM ? sizeof(int) : 8;
+        if (memcmp((const char *)&q + f->offset, (const char *)y + f->offset, size) != 0)
+            fail_msg("default of '%s' differs between code and YAML", f->key);
+        tied++;
+    }
+    assert_true(tied >= 14);
+    assert_true(q.curve.skill_base == 50 && q.curve.skill_alpha == 4.5 &&
+                q.curve.skill_gamma == 1.35 && q.curve.skill_cap == 600 &&
+                q.curve.sigma_widen == 0);
+    assert_true(q.curve.ping_base_ms == 35 && q.curve.ping_beta_ms == 15 &&
+                q.curve.ping_step_ms == 4000 && q.curve.ping_cap_ms == 180);
+    assert_true(q.ttl_ms == 300000 && q.population_floor == 1000 && q.premade_bonus == 0 &&
+                q.party_skill == GF_MATCH_PARTY_AVERAGE && q.teams == 2 && q.team_size == 5);
+    /* A hand-built config without a window gets the table's. */
+    gf_match_dc dc = {"a", "r"};
+    gf_match_config cfg = {.datacenters = &dc, .datacenters_len = 1, .queues = &q, .queues_len = 1};
+    assert_int_equal(gf_match_config_prepare(&cfg, NULL, 0), GF_OK);
+    assert_int_equal(cfg.search_window, parsed.search_window);
+    assert_int_equal(cfg.search_window, 32);
+    gf_config_arena_free(arena);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -247,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_tables_are_well_formed),
         cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_hand_built_checks),
+        cmocka_unit_test(test_defaults_one_source),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

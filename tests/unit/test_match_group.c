@@ -24,7 +24,7 @@ static void test_dc_lowest_total_first(void **state)
 {
     (void)state;
     const uint16_t p1[4] = {20, 60, 90, NONE}, p2[4] = {50, 30, 95, 40};
-    gf_match_dc_member m[2] = {{p1, 100}, {p2, 100}};
+    gf_match_dc_member m[2] = {{p1, 100, 1, NULL}, {p2, 100, 1, NULL}};
     gf_match_dc_choice out[4];
     size_t n = gf_match_dc_rank(m, 2, 4, out);
     /* totals: a 70, b 90, c 185 (both within 100? 90 and 95 yes); d: p1 missing. */
@@ -43,7 +43,7 @@ static void test_dc_ties(void **state)
     /* a and c tie on total 80; a has the lower worst ping (40 vs 60). b and d tie on total
      * and worst: the lower index wins. */
     const uint16_t p1[4] = {40, 45, 20, 45}, p2[4] = {40, 45, 60, 45};
-    gf_match_dc_member m[2] = {{p1, 100}, {p2, 100}};
+    gf_match_dc_member m[2] = {{p1, 100, 1, NULL}, {p2, 100, 1, NULL}};
     gf_match_dc_choice out[4];
     assert_int_equal(gf_match_dc_rank(m, 2, 4, out), 4);
     assert_int_equal(out[0].dc, 0);
@@ -56,11 +56,11 @@ static void test_dc_no_common(void **state)
 {
     (void)state;
     const uint16_t p1[3] = {20, NONE, NONE}, p2[3] = {NONE, 20, NONE}, p3[3] = {30, 30, 30};
-    gf_match_dc_member m[3] = {{p1, 180}, {p2, 180}, {p3, 180}};
+    gf_match_dc_member m[3] = {{p1, 180, 1, NULL}, {p2, 180, 1, NULL}, {p3, 180, 1, NULL}};
     gf_match_dc_choice out[3];
     assert_int_equal(gf_match_dc_rank(m, 3, 3, out), 0);
     /* Without the second member, a is common. */
-    gf_match_dc_member m2[2] = {{p1, 180}, {p3, 180}};
+    gf_match_dc_member m2[2] = {{p1, 180, 1, NULL}, {p3, 180, 1, NULL}};
     assert_int_equal(gf_match_dc_rank(m2, 2, 3, out), 1);
     assert_int_equal(out[0].dc, 0);
 }
@@ -71,7 +71,7 @@ static void test_dc_each_members_own_limit(void **state)
     /* The fresh member (limit 35) measured b at 150: b is out even though the old member
      * (limit 180) would accept it and it has the lowest total. */
     const uint16_t fresh[2] = {30, 150}, old[2] = {170, 10};
-    gf_match_dc_member m[2] = {{fresh, 35}, {old, 180}};
+    gf_match_dc_member m[2] = {{fresh, 35, 1, NULL}, {old, 180, 1, NULL}};
     gf_match_dc_choice out[2];
     size_t n = gf_match_dc_rank(m, 2, 2, out);
     assert_int_equal(n, 1);

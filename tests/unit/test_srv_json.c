@@ -341,12 +341,12 @@ static void test_validation(void **state)
     gf_log_level saved = gf_log_get_level();
     gf_log_set_level(GF_LOG_OFF);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        gf_srv_info info = {bad[i].name,
-                            bad[i].version,
-                            bad[i].id,
-                            bad[i].description,
-                            bad[i].null_eps ? NULL : &bad[i].ep,
-                            bad[i].eps_len};
+        gf_srv_info info = {.name = bad[i].name,
+                            .version = bad[i].version,
+                            .id = bad[i].id,
+                            .description = bad[i].description,
+                            .endpoints = bad[i].null_eps ? NULL : &bad[i].ep,
+                            .endpoints_len = bad[i].eps_len};
         gf_srv *srv = (gf_srv *)&info; /* must be reset to NULL */
         char why[256] = "";
         gf_err err = gf_srv_create(&info, &srv, why, sizeof why);
@@ -373,7 +373,12 @@ static void test_validation(void **state)
         "99999999999.0.0",
     };
     for (size_t i = 0; i < sizeof good_versions / sizeof good_versions[0]; i++) {
-        gf_srv_info info = {"svc_1-a", good_versions[i], "id-1", NULL, NULL, 0};
+        gf_srv_info info = {.name = "svc_1-a",
+                            .version = good_versions[i],
+                            .id = "id-1",
+                            .description = NULL,
+                            .endpoints = NULL,
+                            .endpoints_len = 0};
         gf_srv *srv = NULL;
         char why[256] = "";
         gf_err err = gf_srv_create(&info, &srv, why, sizeof why);
@@ -391,7 +396,12 @@ static void test_copies_input(void **state)
     char ep_name[] = "ep";
     char subject[] = "a.b";
     gf_srv_endpoint ep = {ep_name, subject, NULL};
-    gf_srv_info info = {name, "1.0.0", "i", NULL, &ep, 1};
+    gf_srv_info info = {.name = name,
+                        .version = "1.0.0",
+                        .id = "i",
+                        .description = NULL,
+                        .endpoints = &ep,
+                        .endpoints_len = 1};
     gf_srv *srv = NULL;
     char *text = NULL;
 

@@ -1,7 +1,8 @@
 /*
  * gamefn — the operator's command line.
  *
- *   gamefn [--config FILE] check-config      validate the configuration
+ *   gamefn [--config FILE] check-config      validate the configuration, every
+ *                                            functions.<name> section included
  *   gamefn [--config FILE] provision [--update]
  *                                            create or verify every stream, bucket and
  *                                            consumer in config; conflicts are reported
@@ -26,7 +27,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gamefn [--config FILE] <command> [options]\n\n"
                "commands:\n"
-               "  check-config          validate the configuration file\n"
+               "  check-config          validate the configuration file, every function's\n"
+               "                        section included\n"
                "  provision [--update]  create/verify streams, buckets and consumers from config\n"
                "  services [--wait MS]  list running function instances and their stats\n"
                "  keygen [--key-id ID] [--dir DIR]\n"
@@ -76,16 +78,23 @@ int main(int argc, char **argv)
 
     gf_config *cfg = NULL;
     gf_config_error err;
-    if (gf_config_load(path, NULL, &cfg, &err) != GF_OK) {
+    size_t nfunctions = 0;
+    const gf_config_section *functions = gf_cli_functions(&nfunctions);
+    gf_err loaded = strcmp(cmd, "check-config") == 0
+                        ? gf_config_load_all(path, functions, nfunctions, &cfg, &err)
+                        : gf_config_load(path, NULL, &cfg, &err);
+    if (loaded != GF_OK) {
         fprintf(stderr, "gamefn: %s\n", err.message);
         return 2;
     }
     gf_log_set_level((gf_log_level)cfg->log.level);
     int code;
     if (strcmp(cmd, "check-config") == 0) {
-        printf("%s: ok (%zu streams, %zu buckets, %zu consumers)\n", path,
+        printf("%s: ok (%zu streams, %zu buckets, %zu consumers; functions known:", path,
                cfg->jetstream.streams_len, cfg->jetstream.buckets_len,
                cfg->jetstream.consumers_len);
+        for (size_t f = 0; f < nfunctions; f++)
+            printf(" %s%s", functions[f].name, f + 1 < nfunctions ? "," : ")\n");
         code = 0;
     } else if (strcmp(cmd, "provision") == 0) {
         code = gf_cli_provision(cfg, argc - i, argv + i);

@@ -17,6 +17,7 @@
  *
  * A function only validates its own entry under `functions:`; entries of other
  * functions are skipped (they are validated by those functions at their start).
+ * gf_config_load_all() validates every entry, for `gamefn check-config`.
  *
  * Environment variables override deployment values only, after the file is read:
  *   GAMEFN_NATS_URL        comma-separated server URLs (replaces nats.servers)
@@ -155,12 +156,16 @@ typedef struct gf_log_config {
 } gf_log_config;
 
 typedef struct gf_runtime_config {
-    const char *instance_id;  /* NULL -> generated at start */
-    int64_t drain_timeout_ms; /* bound on shutdown after SIGTERM */
-    int64_t max_in_flight;    /* pull consumers: messages handled concurrently per instance */
-    int64_t fetch_batch;      /* pull consumers: messages per fetch */
-    int64_t fetch_expiry_ms;  /* pull consumers: how long one fetch waits */
-    int64_t heartbeat_ms;     /* pull consumers: idle heartbeat asked of the server */
+    const char *instance_id;     /* NULL -> generated at start */
+    int64_t drain_timeout_ms;    /* bound on shutdown after SIGTERM */
+    int64_t max_in_flight;       /* pull consumers: messages handled concurrently per instance */
+    int64_t fetch_batch;         /* pull consumers: messages per fetch */
+    int64_t fetch_expiry_ms;     /* pull consumers: how long one fetch waits */
+    int64_t heartbeat_ms;        /* pull consumers: idle heartbeat asked of the server */
+    const char **reply_prefixes; /* replies are published only under these ("_INBOX.") */
+    size_t reply_prefixes_len;
+    int64_t request_deadline_ms; /* a request handler running longer is stuck; 0 = none */
+    int64_t max_queued_requests; /* per request endpoint; more are dropped (and counted) */
 } gf_runtime_config;
 
 typedef enum gf_retention {
@@ -247,7 +252,15 @@ typedef struct gf_config {
 gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
                       gf_config_error *err);
 
-/* Same, from a string; `name` stands for the file name in error messages.
+/* Same, and every entry under `functions:` with the table of its name in `sections`
+ * (n of them; entries of those names that are absent are not checked). An entry whose
+ * name is not among them is an error: "unknown function 'x'", with the closest name
+ * suggested. cfg->function stays NULL. For `gamefn check-config`, which links every
+ * function's table (tools/gamefn/functions.c). */
+gf_err gf_config_load_all(const char *path, const gf_config_section *sections, size_t n,
+                          gf_config **out, gf_config_error *err);
+
+/* Same as gf_config_load, from a string; `name` stands for the file name in error messages.
  * Environment overrides are applied too. */
 gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
                              const gf_config_section *section, gf_config **out,

@@ -11,6 +11,12 @@
  *   {.name = "tick", .kind = GF_ENDPOINT_TICK,
  *    .tick = {.subject = "gamefn.v1.tick.matcher", .queue_group = "matcher",
  *             .period_ms = 1000, .lease_bucket = "LEASES", .on_tick = on_tick}}
+ *   {.name = "ticks", .kind = GF_ENDPOINT_TICK,           (a ticker function)
+ *    .tick = {.role = GF_TICK_PUBLISH, .subjects = tick_groups, .period_ms = 250,
+ *             .lease_bucket = "leases"}}
+ *   {.name = "tick", .kind = GF_ENDPOINT_TICK,            (its handlers, elsewhere)
+ *    .tick = {.role = GF_TICK_HANDLE, .subject = "gamefn.v1.tick.matcher.*",
+ *             .queue_group = "matcher", .on_tick = on_tick}}
  *
  * The three kinds (docs/FUNCTIONS.md walks through each):
  *  - GF_ENDPOINT_REQUEST: request/reply on a queue group. The handler fills a reply;
@@ -23,17 +29,29 @@
  *    term (never redelivered; the dead-letter path sees the advisory). Long handlers
  *    call gf_msg_in_progress(). At most runtime.max_in_flight messages are held.
  *  - GF_ENDPOINT_TICK: every period_ms one instance (the leader, by a lease in KV
- *    bucket lease_bucket) publishes a tick on `subject`; one instance of the queue
- *    group takes each tick and runs on_tick.
+ *    bucket lease_bucket) publishes a tick on `subject` (or on each of `subjects`);
+ *    one instance of the queue group takes each tick and runs on_tick. `role` splits
+ *    the two sides between functions: GF_TICK_PUBLISH only competes for the lease and
+ *    publishes (a ticker), GF_TICK_HANDLE only subscribes and handles; GF_TICK_BOTH
+ *    (the default) does both in one function. Handlers drop a tick whose lease token
+ *    is older than one they have seen (a deposed leader's), so one tenure ticks.
  *
  * Each kind is one table of operations inside the runtime (runtime/src/endpoints/);
  * a new kind adds its enum value, its struct and union member here, and its own file
  * there.
  *
- * Threads: request handlers run on nats.c's subscription thread (one per endpoint,
- * so one request at a time per endpoint and instance); each pull endpoint has its
- * own thread; tick handlers run on the tick subscription's thread. Handlers of
- * different endpoints may run concurrently: shared function state needs a lock.
+ * Threads: each request endpoint has `concurrency` handler threads (1 by default: one
+ * request at a time per endpoint and instance), fed from one subscription, so an
+ * idle handler takes the next request; each pull endpoint has its own thread; tick
+ * handlers run on the tick subscription's thread. Handlers of different endpoints,
+ * and of one request endpoint with concurrency > 1, run concurrently: shared
+ * function state needs a lock.
+ *
+ * Replies go only to inbox subjects (runtime.reply_prefixes, "_INBOX." by default):
+ * a request whose reply subject is anything else is refused before the handler runs
+ * and counted in $SRV STATS (num_refused). A request handler that runs longer than
+ * runtime.request_deadline makes the instance unhealthy (it stops answering
+ * $SRV.PING) until it returns.
  */
 #ifndef GAMEFN_ENDPOINT_H
 #define GAMEFN_ENDPOINT_H
@@ -72,12 +90,15 @@ typedef struct gf_reply {
     uint32_t retry_after_ms;
 } gf_reply;
 
-/* A tick as published by the leader. seq restarts at 1 with each leader tenure;
- * lease_token is the tenure's fencing token (grows with every new tenure). */
+/* A tick as published by the leader. seq restarts at 1 with each leader tenure (the
+ * ticks of one period on several subjects share it); lease_token is the tenure's
+ * fencing token (grows with every new tenure); subject is where it came (its tick
+ * group), borrowed for the handler's duration. */
 typedef struct gf_tick {
     int64_t seq;
     int64_t unix_ms;
     uint64_t lease_token;
+    const char *subject;
 } gf_tick;
 
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
@@ -95,6 +116,7 @@ typedef struct gf_request_endpoint {
     const char *subject;     /* request subject */
     const char *queue_group; /* NULL: every instance gets every request */
     gf_request_fn on_request;
+    int concurrency; /* handlers run at once by this instance (0 means 1; at most 256) */
 } gf_request_endpoint;
 
 typedef struct gf_pull_endpoint {
@@ -103,12 +125,27 @@ typedef struct gf_pull_endpoint {
     gf_message_fn on_message;
 } gf_pull_endpoint;
 
+/* Which side of ticking a tick endpoint plays. */
+typedef enum gf_tick_role {
+    GF_TICK_BOTH = 0, /* compete for the lease, publish while leader, and handle ticks */
+    GF_TICK_PUBLISH,  /* a ticker: compete for the lease and publish; handles nothing */
+    GF_TICK_HANDLE,   /* handle ticks another function publishes: no lease, no period */
+} gf_tick_role;
+
 typedef struct gf_tick_endpoint {
-    const char *subject;      /* where the leader publishes ticks */
-    const char *queue_group;  /* NULL: the endpoint's name */
-    int64_t period_ms;        /* > 0 */
-    const char *lease_bucket; /* KV bucket holding the ticker's lease (in config) */
-    gf_tick_fn on_tick;
+    /* BOTH: where ticks are published and handled. PUBLISH: where ticks go, unless
+     * `subjects` is set (then only what $SRV shows). HANDLE: what to subscribe to;
+     * a wildcard takes several tick groups (e.g. "gamefn.v1.tick.matcher.*"). */
+    const char *subject;
+    const char *queue_group;  /* BOTH, HANDLE: NULL = the endpoint's name */
+    int64_t period_ms;        /* BOTH, PUBLISH: > 0 */
+    const char *lease_bucket; /* BOTH, PUBLISH: KV bucket holding the lease (in config) */
+    gf_tick_fn on_tick;       /* BOTH, HANDLE */
+    gf_tick_role role;
+    /* BOTH, PUBLISH (may be NULL): the subjects to tick, one tick on each per period (one
+     * per tick group), as a NULL-terminated list owned by the function (e.g. built in
+     * init from its config; valid until fini). Asked once, after init. */
+    const char *const *(*subjects)(gf_fn *fn);
 } gf_tick_endpoint;
 
 typedef struct gf_endpoint {

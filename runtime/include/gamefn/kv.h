@@ -2,8 +2,10 @@
  * gamefn/kv.h — JetStream KV helpers: compare-and-set with a real conflict code.
  *
  * nats.c 3.4.1's kvStore_Update reports a lost compare-and-set only as NATS_ERR with
- * the text "wrong last sequence" (docs/NATS-FACTS.md §7). These wrappers turn that into
- * GF_ERR_CONFLICT once, here, so callers can branch on it. Any other failure
+ * error text and no JetStream code. These wrappers turn a refusal whose expectation
+ * no longer holds into GF_ERR_CONFLICT once, here (kv.c says how, without the text),
+ * so callers can branch on it. For pipelined CAS with the code, see
+ * gamefn/publish.h. Any other failure
  * (GF_ERR_TIMEOUT, GF_ERR_UNAVAILABLE) means the outcome is unknown: re-read the key.
  * The kvStore is borrowed; thread-safety is nats.c's (kvStore calls are thread-safe).
  */

@@ -23,6 +23,7 @@ enum {
     GF_NAME_WHY_MAX = 96,
     GF_NAME_MAX = 255,        /* stream and consumer names: one file name on the server */
     GF_NAME_BUCKET_MAX = 252, /* KV_<bucket> is then at most GF_NAME_MAX */
+    GF_NAME_KV_KEY_MAX = 1024,
 };
 
 /* An id: 1..max bytes of [A-Za-z0-9_-]. Instance, player, ticket and match ids,
@@ -46,5 +47,9 @@ bool gf_name_token_ok(const char *s, char *why, size_t why_size);
  * longer token ("a*b") is refused either way. Without, no wildcard at all (what a
  * publish takes). */
 bool gf_name_subject_ok(const char *s, bool wildcards, char *why, size_t why_size);
+
+/* A KV key (nats.c's rule, plus no empty token): 1..GF_NAME_KV_KEY_MAX bytes of
+ * [A-Za-z0-9_=/.-], no leading, trailing or doubled '.'. */
+bool gf_name_kv_key_ok(const char *s, char *why, size_t why_size);
 
 #endif

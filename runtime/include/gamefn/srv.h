@@ -9,7 +9,18 @@
  *   $SRV.STATS  $SRV.STATS.<name>  $SRV.STATS.<name>.<id>  -> io.nats.micro.v1.stats_response
  *
  * so `nats micro ls/info/stats` lists gamefn functions. STATS carries per-endpoint
- * request and error counts, last error and processing times.
+ * request and error counts, last error and processing times, and two counts of
+ * requests that were never handled: num_refused (the reply subject was not an allowed
+ * inbox) and num_dropped (dropped under overload); both are in num_errors too.
+ *
+ * Replies: an answer goes only to a reply subject under `reply_prefixes` (see
+ * runtime/src/core/reply.h); a $SRV request naming another reply subject is refused,
+ * counted (STATS discovery_refused) and logged at a bounded rate.
+ *
+ * Health: when `check` says the instance is unhealthy (a request handler stuck past
+ * its deadline; a function also while it starts or stops), PING is not answered, so `nats micro
+ * ping` and liveness probes see it gone, while INFO and STATS still answer with metadata healthy
+ * "false" and the reason in metadata unhealthy. Healthy answers carry healthy "true".
  *
  * Threads: gf_srv_record() is called from handler threads; the $SRV responders run
  * on nats.c's subscription threads. Counters are guarded by one mutex per service.
@@ -40,6 +51,14 @@ typedef struct gf_srv_info {
     const char *description; /* may be NULL */
     const gf_srv_endpoint *endpoints;
     size_t endpoints_len;
+    /* Replies go only under these (runtime.reply_prefixes); NULL or 0: "_INBOX.". */
+    const char *const *reply_prefixes;
+    size_t reply_prefixes_len;
+    /* Called before every answer (may be NULL), on a nats.c subscription thread: brings
+     * counters up to date (gf_srv_record_unhandled) and returns false, with the reason in
+     * `why`, when the instance is unhealthy. It must not call gf_srv_stop(). */
+    bool (*check)(void *closure, char *why, size_t why_size);
+    void *check_closure;
 } gf_srv_info;
 
 typedef struct gf_srv gf_srv;
@@ -62,6 +81,14 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t wh
  * (truncated to 255 bytes). An error counts in both num_requests and num_errors.
  * An index out of range is ignored. */
 void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char *error);
+
+/* Requests on endpoint `index` that were never handled: GF_SRV_REFUSED (the reply
+ * subject was not allowed) or GF_SRV_DROPPED (dropped under overload). `n` of them
+ * count in num_requests, num_errors and num_refused or num_dropped; `error` (may be
+ * NULL) becomes last_error. An index out of range or n <= 0 is ignored. */
+typedef enum gf_srv_unhandled { GF_SRV_REFUSED = 1, GF_SRV_DROPPED } gf_srv_unhandled;
+void gf_srv_record_unhandled(gf_srv *srv, size_t index, gf_srv_unhandled what, int64_t n,
+                             const char *error);
 
 /* Unsubscribes and frees. NULL is fine. */
 void gf_srv_stop(gf_srv *srv);

@@ -6,7 +6,9 @@
  * arena -> checks across jetstream objects -> environment overrides. Any error frees
  * the result arena whole, so a failed load leaves nothing behind and *out untouched
  * (NULL). The `functions:` key is the one place the walker does not descend by
- * itself: only the caller's own entry is read, with the caller's table.
+ * itself: a function reads only its own entry, with its own table; `gamefn
+ * check-config` (gf_config_load_all) reads every entry with the table of its name
+ * and refuses names it does not know.
  *
  * Folder runtime/src/config/: the YAML configuration: parsing (config_yaml.c), the
  * table walker (config_walk.c, config_value.c, config_units.c), the runtime's own
@@ -34,9 +36,101 @@ static gf_err nomem(gf_config_error *err, const char *name)
     return GF_ERR_NOMEM;
 }
 
-/* Reads the `functions:` mapping: every entry's name must be unique; only
- * section->name is walked, with section->table. */
-static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_section *section,
+/* The `functions:` mapping: every entry's name is a non-empty scalar and unique
+ * (sorted once, O(n log n)). */
+static gf_err check_function_names(cfg_walk *w, const cfg_node *fns)
+{
+    size_t n = 0, first = 0, dup = 0;
+    gf_err rc = GF_OK;
+    for (const cfg_node *k = fns->child; k && k->next; k = k->next->next) {
+        if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0)
+            return gf__cfg_walk_fail(w, k->line, k->column,
+                                     "a function name must be a non-empty scalar");
+        n++;
+    }
+    cfg_key *keys = calloc(n + 1, sizeof *keys);
+    const cfg_node **nodes = calloc(n + 1, sizeof *nodes);
+    if (!keys || !nodes) {
+        rc = nomem(w->err, w->file);
+        goto out;
+    }
+    n = 0;
+    for (const cfg_node *k = fns->child; k && k->next; k = k->next->next, n++) {
+        keys[n] = (cfg_key){k->text, NULL, n};
+        nodes[n] = k;
+    }
+    if (gf__cfg_find_duplicate(keys, n, &first, &dup)) {
+        size_t saved = gf__cfg_walk_push_key(w, nodes[dup]->text);
+        rc = gf__cfg_walk_fail(w, nodes[dup]->line, nodes[dup]->column,
+                               "duplicate key (first at line %d)", nodes[first]->line);
+        gf__cfg_walk_pop(w, saved);
+    }
+out:
+    free(keys);
+    free(nodes);
+    return rc;
+}
+
+/* What a load reads under `functions:`: one function's own section (kept as
+ * cfg->function), or with `every`, every entry with the table of its name (checked,
+ * not kept), an entry of any other name being an error. */
+typedef struct fn_sections {
+    const gf_config_section *list;
+    size_t n;
+    bool every;
+} fn_sections;
+
+/* `functions.<name>` for a name no section has: the error, with the closest name, or
+ * the names known. */
+static gf_err unknown_function(cfg_walk *w, const cfg_node *k, const fn_sections *fs)
+{
+    char known[160] = "", quoted[64];
+    gf_cfg_field *names = calloc(fs->n + 1, sizeof *names);
+    if (!names)
+        return nomem(w->err, w->file);
+    for (size_t i = 0, used = 0; i < fs->n; i++) {
+        names[i].key = fs->list[i].name;
+        if (used < sizeof known)
+            used += (size_t)snprintf(known + used, sizeof known - used, "%s%s", i ? ", " : "",
+                                     fs->list[i].name);
+    }
+    gf_cfg_table table = {.name = "functions", .fields = names, .nfields = fs->n};
+    const char *hint = gf__cfg_walk_suggest(&table, k->text, NULL);
+    gf__cfg_error_quote(quoted, sizeof quoted, k->text, k->len);
+    size_t saved = gf__cfg_walk_push_key(w, k->text);
+    gf_err rc = hint ? gf__cfg_walk_fail(w, k->line, k->column,
+                                         "unknown function '%s' (did you mean '%s'?)", quoted, hint)
+                     : gf__cfg_walk_fail(w, k->line, k->column, "unknown function '%s' (known: %s)",
+                                         quoted, known);
+    gf__cfg_walk_pop(w, saved);
+    free(names);
+    return rc;
+}
+
+/* Walks every entry of `fns` with the table of its name. */
+static gf_err read_every_function(cfg_walk *w, const cfg_node *fns, const fn_sections *fs)
+{
+    for (const cfg_node *k = fns->child; k && k->next; k = k->next->next) {
+        const gf_config_section *sec = NULL;
+        for (size_t i = 0; i < fs->n && !sec; i++)
+            sec = strcmp(fs->list[i].name, k->text) == 0 ? &fs->list[i] : NULL;
+        if (!sec)
+            return unknown_function(w, k, fs);
+        void *mem = gf__cfg_arena_calloc(w->arena, 1, sec->table->size);
+        if (!mem)
+            return nomem(w->err, w->file);
+        size_t saved = gf__cfg_walk_push_key(w, sec->name);
+        gf_err rc = gf__cfg_walk_table(w, sec->table, k->next, k->line, k->column, mem, NULL);
+        gf__cfg_walk_pop(w, saved);
+        if (rc != GF_OK)
+            return rc;
+    }
+    return GF_OK;
+}
+
+/* Reads the `functions:` mapping: every entry's name must be unique; then either the
+ * one section asked for, or every entry (see fn_sections). */
+static gf_err read_function(cfg_walk *w, const cfg_node *root, const fn_sections *fs,
                             gf_config *cfg)
 {
     const cfg_node *key = gf__cfg_node_get_key(root, "functions");
@@ -50,26 +144,16 @@ static gf_err read_function(cfg_walk *w, const cfg_node *root, const gf_config_s
                                gf__cfg_node_kind_name(fns));
         goto out;
     }
-    for (const cfg_node *k = gf__cfg_node_is_null(fns) ? NULL : fns->child; k && k->next;
-         k = k->next->next) {
-        if (k->kind != CFG_NODE_SCALAR || strlen(k->text) != k->len || k->len == 0) {
-            rc = gf__cfg_walk_fail(w, k->line, k->column,
-                                   "a function name must be a non-empty "
-                                   "scalar");
-            goto out;
-        }
-        for (const cfg_node *o = fns->child; o != k; o = o->next->next) {
-            if (o->kind == CFG_NODE_SCALAR && strcmp(o->text, k->text) == 0) {
-                size_t s2 = gf__cfg_walk_push_key(w, k->text);
-                rc = gf__cfg_walk_fail(w, k->line, k->column, "duplicate key (first at line %d)",
-                                       o->line);
-                gf__cfg_walk_pop(w, s2);
-                goto out;
-            }
-        }
-    }
-    if (!section)
+    if (!gf__cfg_node_is_null(fns) && (rc = check_function_names(w, fns)) != GF_OK)
         goto out;
+    if (fs->every) {
+        if (!gf__cfg_node_is_null(fns))
+            rc = read_every_function(w, fns, fs);
+        goto out;
+    }
+    if (fs->n == 0)
+        goto out;
+    const gf_config_section *section = &fs->list[0];
 
     void *mem = gf__cfg_arena_calloc(w->arena, 1, section->table->size);
     if (!mem) {
@@ -101,9 +185,8 @@ static gf_config_error *parse_begin(gf_config_error *err, gf_config_error *local
     return err;
 }
 
-gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
-                             const gf_config_section *section, gf_config **out,
-                             gf_config_error *err)
+static gf_err load_string(const char *name, const char *yaml, size_t len, const fn_sections *fs,
+                          gf_config **out, gf_config_error *err)
 {
     gf_config_error local;
     struct gf_config_arena *arena = NULL;
@@ -114,8 +197,10 @@ gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
     gf_err rc = GF_OK;
 
     err = parse_begin(err, &local, &name, &w);
-    if (!out || (!yaml && len) ||
-        (section && (!section->name || !*section->name || !section->table))) {
+    bool bad_section = fs->n > 0 && !fs->list;
+    for (size_t i = 0; i < fs->n && !bad_section; i++)
+        bad_section = !fs->list[i].name || !*fs->list[i].name || !fs->list[i].table;
+    if (!out || (!yaml && len) || bad_section) {
         gf__cfg_error_set(err, name, 0, 0, NULL, "invalid arguments to gf_config_load");
         return GF_ERR_INVALID;
     }
@@ -148,7 +233,7 @@ gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
     rc = gf__cfg_walk_table(&w, gf_config_schema(""), root, root->line, root->column, cfg,
                             "functions");
     if (rc == GF_OK)
-        rc = read_function(&w, root, section, cfg);
+        rc = read_function(&w, root, fs, cfg);
     if (rc == GF_OK) {
         size_t saved = gf__cfg_walk_push_key(&w, "jetstream");
         rc = gf__cfg_check_jetstream(&w, &cfg->jetstream, gf__cfg_node_get(root, "jetstream"));
@@ -167,8 +252,16 @@ out:
     return rc;
 }
 
-gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
-                      gf_config_error *err)
+gf_err gf_config_load_string(const char *name, const char *yaml, size_t len,
+                             const gf_config_section *section, gf_config **out,
+                             gf_config_error *err)
+{
+    fn_sections fs = {.list = section, .n = section ? 1 : 0};
+    return load_string(name, yaml, len, &fs, out, err);
+}
+
+static gf_err load_file(const char *path, const fn_sections *fs, gf_config **out,
+                        gf_config_error *err)
 {
     gf_config_error local;
     FILE *f = NULL;
@@ -219,12 +312,26 @@ gf_err gf_config_load(const char *path, const gf_config_section *section, gf_con
             break;
         }
     }
-    rc = gf_config_load_string(path, buf, len, section, out, err);
+    rc = load_string(path, buf, len, fs, out, err);
 out:
     if (f)
         fclose(f);
     free(buf);
     return rc;
+}
+
+gf_err gf_config_load(const char *path, const gf_config_section *section, gf_config **out,
+                      gf_config_error *err)
+{
+    fn_sections fs = {.list = section, .n = section ? 1 : 0};
+    return load_file(path, &fs, out, err);
+}
+
+gf_err gf_config_load_all(const char *path, const gf_config_section *sections, size_t n,
+                          gf_config **out, gf_config_error *err)
+{
+    fn_sections fs = {.list = sections, .n = n, .every = true};
+    return load_file(path, &fs, out, err);
 }
 
 void gf_config_free(gf_config *cfg)

@@ -21,6 +21,18 @@ const char *gf__cfg_check_server_url(const char *url);
  * user. Fills *p and returns false on a conflict. */
 bool gf__cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p);
 
+/* A name, or a pair of names (b may be NULL), at position `index` of a list. */
+typedef struct cfg_key {
+    const char *a, *b;
+    size_t index;
+} cfg_key;
+
+/* Sorts `keys` (reordering them) and finds the repeat that comes first in document
+ * order: true, with *dup its index and *first the index of the same key's first
+ * entry. O(n log n): configs with hundreds of thousands of entries are checked in
+ * well under a second. */
+bool gf__cfg_find_duplicate(cfg_key *keys, size_t n, size_t *first, size_t *dup);
+
 /* Across objects: duplicate stream, bucket and consumer names, a stream named like a
  * bucket's backing stream (KV_<bucket>), consumers whose stream is not configured.
  * `js_node` is the jetstream mapping (NULL when absent), used for line:column. */

@@ -16,6 +16,7 @@
 
 #include "config_check.h"
 #include "config_schema.h"
+#include "core/reply.h"
 #include "gamefn/config.h"
 #include "gamefn/limits.h"
 #include "gamefn/names.h"
@@ -194,6 +195,14 @@ static bool runtime_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "instance_id %s", why);
         return false;
     }
+    for (size_t i = 0; i < r->reply_prefixes_len; i++) {
+        const char *problem = gf__reply_prefix_problem(r->reply_prefixes[i]);
+        if (problem) {
+            p->key = "reply_prefixes";
+            snprintf(p->text, sizeof(p->text), "entry %zu %s", i, problem);
+            return false;
+        }
+    }
     /* The server refuses a pull request whose idle heartbeat exceeds half its expiry
      * (docs/NATS-FACTS.md §3). */
     if (r->heartbeat_ms > 0 && r->heartbeat_ms > r->fetch_expiry_ms / 2) {
@@ -246,6 +255,31 @@ static const gf_cfg_field runtime_rows[] = {
      .max = MS_M,
      .help = "pull consumers: idle heartbeat asked of the server (0 = none; at most half of "
              "fetch_expiry)"},
+    {.key = "reply_prefixes",
+     .type = GF_CFG_STRING_LIST,
+     .offset = offsetof(gf_runtime_config, reply_prefixes),
+     .count_offset = offsetof(gf_runtime_config, reply_prefixes_len),
+     .def = "[\"_INBOX.\"]",
+     .min = 1,
+     .max = 16,
+     .help = "replies go only to subjects under these prefixes (whole tokens ending in '.'); "
+             "never $JS., $KV., $O., $SYS., $SRV. or gamefn."},
+    {.key = "request_deadline",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_runtime_config, request_deadline_ms),
+     .def = "30s",
+     .min = 0,
+     .max = MS_H,
+     .help = "request handlers: one running longer makes the instance unhealthy (no $SRV.PING "
+             "answer) until it returns (0 = no deadline)"},
+    {.key = "max_queued_requests",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_runtime_config, max_queued_requests),
+     .def = "65536",
+     .min = 1,
+     .max = 1048576,
+     .help = "request endpoints: requests waiting for a handler; more are dropped and counted "
+             "in $SRV STATS (num_dropped)"},
 };
 
 static const gf_cfg_table runtime_table = {"runtime", sizeof(gf_runtime_config), runtime_rows,

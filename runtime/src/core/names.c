@@ -107,3 +107,21 @@ bool gf_name_subject_ok(const char *s, bool wildcards, char *why, size_t why_siz
         tok = p + 1;
     }
 }
+
+bool gf_name_kv_key_ok(const char *s, char *why, size_t why_size)
+{
+    if (!s || !*s)
+        return gf__why(why, why_size, "is empty");
+    size_t n = strlen(s);
+    if (n > GF_NAME_KV_KEY_MAX)
+        return gf__why(why, why_size, "is longer than %d bytes", GF_NAME_KV_KEY_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!is_word(c) && !strchr("/=.", c))
+            return gf__why(why, why_size,
+                           "may hold only letters, digits and '_', '-', '/', '=', '.'");
+    }
+    if (s[0] == '.' || s[n - 1] == '.' || strstr(s, ".."))
+        return gf__why(why, why_size, "has an empty token ('..' or a leading/trailing '.')");
+    return true;
+}

@@ -18,6 +18,11 @@
  *    gf_srv_stop() unsubscribes, then waits for every completion before it
  *    frees the struct the handlers use, so a responder running concurrently
  *    with stop never touches freed memory.
+ *  - Replies go only to allowed inboxes (core/reply.h): a requester cannot make
+ *    discovery publish its JSON into a stream or the JetStream API.
+ *  - Health: before each answer the owner's check hook brings counters up to date
+ *    and may report the instance unhealthy; PING then goes unanswered and INFO /
+ *    STATS say why in their metadata. The hook runs without srv->mu held.
  *  - Validation follows ADR-32: the name is [A-Za-z0-9_-]+, the version is
  *    checked with the regular expression semver.org suggests (as POSIX ERE).
  *    The id must be one subject token, since it ends up in a subject. Names,
@@ -38,6 +43,7 @@
 
 #include <jansson.h>
 
+#include "core/reply.h"
 #include "core/why.h"
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
@@ -61,6 +67,8 @@ typedef struct srv_endpoint {
     int64_t num_requests;
     int64_t num_errors;
     int64_t processing_ns;
+    int64_t num_refused; /* reply subject not allowed (also in num_errors) */
+    int64_t num_dropped; /* dropped under overload (also in num_errors) */
     char last_error[SRV_LAST_ERROR_MAX];
 } srv_endpoint;
 
@@ -73,6 +81,11 @@ struct gf_srv {
     char started[GF_CLOCK_RFC3339_MAX]; /* RFC 3339, UTC, nanoseconds */
     srv_endpoint *eps;
     size_t eps_len;
+    char **reply_prefixes;
+    size_t reply_prefixes_len;
+    gf__reply_guard guard; /* borrows reply_prefixes */
+    bool (*check)(void *closure, char *why, size_t why_size);
+    void *check_closure;
 
     pthread_mutex_t mu;  /* guards eps[*] counters and live_subs */
     pthread_cond_t done; /* signalled when a subscription completes */
@@ -180,6 +193,9 @@ static void srv_free(gf_srv *srv)
         free(srv->eps[i].queue_group);
     }
     free(srv->eps);
+    for (size_t i = 0; i < srv->reply_prefixes_len; i++)
+        free(srv->reply_prefixes[i]);
+    free(srv->reply_prefixes);
     free(srv->name);
     free(srv->version);
     free(srv->id);
@@ -233,10 +249,24 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t wh
             }
         }
     }
+    if (info->reply_prefixes_len > 0 && info->reply_prefixes) {
+        srv->reply_prefixes = calloc(info->reply_prefixes_len, sizeof *srv->reply_prefixes);
+        if (srv->reply_prefixes == NULL) {
+            failed = true;
+        } else {
+            srv->reply_prefixes_len = info->reply_prefixes_len;
+            for (size_t i = 0; i < srv->reply_prefixes_len; i++)
+                srv->reply_prefixes[i] = srv_strdup(info->reply_prefixes[i], &failed);
+        }
+    }
     if (failed) {
         srv_free(srv);
         return GF_ERR_NOMEM;
     }
+    srv->check = info->check;
+    srv->check_closure = info->check_closure;
+    gf__reply_guard_init(&srv->guard, (const char *const *)srv->reply_prefixes,
+                         srv->reply_prefixes_len, "$SRV");
     gf_clock_rfc3339(gf_clock_unix_ns(), 9, srv->started, sizeof srv->started);
     *out = srv;
     return GF_OK;
@@ -244,11 +274,32 @@ gf_err gf_srv_create(const gf_srv_info *info, gf_srv **out, char *why, size_t wh
 
 /* ---- JSON answers ------------------------------------------------------------ */
 
-/* The fields every answer starts with. NULL on allocation failure. */
-static json_t *srv_json_base(const gf_srv *srv, const char *type)
+/* The owner's verdict: true when healthy; otherwise the reason is in `why`. */
+static bool srv_healthy(gf_srv *srv, char *why, size_t why_size)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:{}}", "type", type, "name", srv->name, "id", srv->id,
-                     "version", srv->version, "metadata");
+    why[0] = '\0';
+    if (srv->check == NULL || srv->check(srv->check_closure, why, why_size))
+        return true;
+    if (why[0] == '\0')
+        snprintf(why, why_size, "unhealthy");
+    return false;
+}
+
+/* The fields every answer starts with; `unhealthy` NULL: metadata {} (PING), else
+ * metadata.healthy, and the reason when it is not "". NULL on allocation failure. */
+static json_t *srv_json_base(const gf_srv *srv, const char *type, const char *unhealthy)
+{
+    json_t *root = json_pack("{s:s, s:s, s:s, s:s, s:{}}", "type", type, "name", srv->name, "id",
+                             srv->id, "version", srv->version, "metadata");
+    json_t *md = json_object_get(root, "metadata");
+    if (root == NULL || unhealthy == NULL)
+        return root;
+    if (json_object_set_new(md, "healthy", json_string(unhealthy[0] ? "false" : "true")) != 0 ||
+        (unhealthy[0] && json_object_set_new(md, "unhealthy", json_string(unhealthy)) != 0)) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
 }
 
 static gf_err srv_json_dump(json_t *root, char **json)
@@ -263,20 +314,26 @@ static gf_err srv_json_dump(json_t *root, char **json)
 
 gf_err gf_srv_ping_json(gf_srv *srv, char **json)
 {
+    char why[SRV_LAST_ERROR_MAX];
     if (srv == NULL || json == NULL)
         return GF_ERR_INVALID;
-    return srv_json_dump(srv_json_base(srv, "io.nats.micro.v1.ping_response"), json);
+    *json = NULL;
+    if (!srv_healthy(srv, why, sizeof why))
+        return GF_ERR_UNAVAILABLE; /* no answer: an unhealthy instance is not "up" */
+    return srv_json_dump(srv_json_base(srv, "io.nats.micro.v1.ping_response", NULL), json);
 }
 
 gf_err gf_srv_info_json(gf_srv *srv, char **json)
 {
     json_t *root = NULL;
     json_t *eps = NULL;
+    char why[SRV_LAST_ERROR_MAX];
 
     if (srv == NULL || json == NULL)
         return GF_ERR_INVALID;
     *json = NULL;
-    root = srv_json_base(srv, "io.nats.micro.v1.info_response");
+    srv_healthy(srv, why, sizeof why);
+    root = srv_json_base(srv, "io.nats.micro.v1.info_response", why);
     eps = json_array();
     if (root == NULL || eps == NULL)
         goto out;
@@ -305,10 +362,12 @@ gf_err gf_srv_stats_json(gf_srv *srv, char **json)
     json_t *root = NULL;
     json_t *eps = NULL;
     srv_endpoint *snap = NULL;
+    char why[SRV_LAST_ERROR_MAX];
 
     if (srv == NULL || json == NULL)
         return GF_ERR_INVALID;
     *json = NULL;
+    srv_healthy(srv, why, sizeof why); /* first: it may bring counters up to date */
     /* Copy the counters under the lock, build JSON outside it. */
     if (srv->eps_len > 0) {
         snap = malloc(srv->eps_len * sizeof *snap);
@@ -318,7 +377,7 @@ gf_err gf_srv_stats_json(gf_srv *srv, char **json)
         memcpy(snap, srv->eps, srv->eps_len * sizeof *snap);
         pthread_mutex_unlock(&srv->mu);
     }
-    root = srv_json_base(srv, "io.nats.micro.v1.stats_response");
+    root = srv_json_base(srv, "io.nats.micro.v1.stats_response", why);
     eps = json_array();
     if (root == NULL || eps == NULL)
         goto out;
@@ -326,14 +385,17 @@ gf_err gf_srv_stats_json(gf_srv *srv, char **json)
         const srv_endpoint *e = &snap[i];
         int64_t avg = e->num_requests > 0 ? e->processing_ns / e->num_requests : 0;
         json_t *ep = json_pack(
-            "{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I}", "name", e->name, "subject", e->subject,
-            "queue_group", e->queue_group, "num_requests", (json_int_t)e->num_requests,
+            "{s:s, s:s, s:s, s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "name", e->name, "subject",
+            e->subject, "queue_group", e->queue_group, "num_requests", (json_int_t)e->num_requests,
             "num_errors", (json_int_t)e->num_errors, "last_error", e->last_error, "processing_time",
-            (json_int_t)e->processing_ns, "average_processing_time", (json_int_t)avg);
+            (json_int_t)e->processing_ns, "average_processing_time", (json_int_t)avg, "num_refused",
+            (json_int_t)e->num_refused, "num_dropped", (json_int_t)e->num_dropped);
         if (json_array_append_new(eps, ep) != 0)
             goto out;
     }
-    if (json_object_set_new(root, "started", json_string(srv->started)) != 0)
+    if (json_object_set_new(root, "started", json_string(srv->started)) != 0 ||
+        json_object_set_new(root, "discovery_refused",
+                            json_integer((json_int_t)atomic_load(&srv->guard.refused))) != 0)
         goto out;
     if (json_object_set_new(root, "endpoints", eps) != 0) {
         eps = NULL;
@@ -368,6 +430,24 @@ void gf_srv_record(gf_srv *srv, size_t index, int64_t processing_ns, const char 
     pthread_mutex_unlock(&srv->mu);
 }
 
+void gf_srv_record_unhandled(gf_srv *srv, size_t index, gf_srv_unhandled what, int64_t n,
+                             const char *error)
+{
+    if (srv == NULL || index >= srv->eps_len || n <= 0)
+        return;
+    pthread_mutex_lock(&srv->mu);
+    srv_endpoint *e = &srv->eps[index];
+    e->num_requests += n;
+    e->num_errors += n;
+    if (what == GF_SRV_REFUSED)
+        e->num_refused += n;
+    else
+        e->num_dropped += n;
+    if (error != NULL)
+        snprintf(e->last_error, sizeof e->last_error, "%s", error);
+    pthread_mutex_unlock(&srv->mu);
+}
+
 /* ---- responders ------------------------------------------------------------ */
 
 static void srv_on_request(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
@@ -380,12 +460,16 @@ static void srv_on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m
 
     if (reply == NULL || reply[0] == '\0')
         goto out; /* nobody to answer */
+    if (!gf__reply_guard_check(&srv->guard, reply))
+        goto out; /* counted and logged by the guard */
     if (strncmp(subject, "$SRV.PING", 9) == 0 && (subject[9] == '\0' || subject[9] == '.'))
         err = gf_srv_ping_json(srv, &json);
     else if (strncmp(subject, "$SRV.INFO", 9) == 0 && (subject[9] == '\0' || subject[9] == '.'))
         err = gf_srv_info_json(srv, &json);
     else if (strncmp(subject, "$SRV.STATS", 10) == 0 && (subject[10] == '\0' || subject[10] == '.'))
         err = gf_srv_stats_json(srv, &json);
+    if (err == GF_ERR_UNAVAILABLE)
+        goto out; /* unhealthy: PING stays unanswered on purpose */
     if (err != GF_OK) {
         gf_log_warn("srv: cannot answer", "name=%s err=%s", srv->name, gf_err_str(err));
         goto out;

@@ -10,6 +10,10 @@
  *   start      begin taking work on the host's connection
  *   stop       stop taking work; return once in-flight work is done or the deadline
  *              passed (false then: something is still running)
+ *   check      (may be NULL) bring the kind's $SRV counters up to date and say whether
+ *              it is healthy (false, with the reason, e.g. a handler stuck past its
+ *              deadline); called before each $SRV answer, between start and stop only,
+ *              never concurrently with itself or with stop (the lifecycle serializes)
  *
  * The host is what the lifecycle lends to its endpoints: the connection, the config,
  * the $SRV service, the stop flag and the gf_fn handed to handlers (opaque here).
@@ -62,11 +66,15 @@ typedef struct gf__endpoint_run {
 
 typedef struct gf__endpoint_ops {
     const char *name; /* "request", for messages */
+    /* What becomes of the work in flight when stop gives up at the deadline, for the
+     * log line ("requests in flight are not answered; callers retry"). */
+    const char *abandoned;
     /* On failure res->message says what, naming the asset; the caller logs it. */
     gf_err (*provision)(gf__endpoint_run *run, gf_provision_result *res);
     void (*describe)(const gf__endpoint_run *run, gf_srv_endpoint *out);
     gf_err (*start)(gf__endpoint_run *run);
     bool (*stop)(gf__endpoint_run *run, int64_t deadline_ms);
+    bool (*check)(gf__endpoint_run *run, char *why, size_t why_size);
 } gf__endpoint_ops;
 
 /* The operations of `kind`, or NULL for a kind nobody registered (endpoints/kinds.c). */

@@ -235,6 +235,7 @@ static bool pull_stop(gf__endpoint_run *run, int64_t deadline_ms)
 
 const gf__endpoint_ops gf__endpoint_pull_ops = {
     .name = "pull",
+    .abandoned = "its un-acked messages are redelivered by JetStream after their ack wait",
     .provision = pull_provision,
     .describe = pull_describe,
     .start = pull_start,

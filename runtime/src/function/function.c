@@ -10,7 +10,12 @@
  *   tick subscriptions, let pull threads finish and ack their batch), then fini,
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
  *   bounded by runtime.drain_timeout; a handler still running at the deadline is
- *   abandoned (its message is redelivered) and the exit code is 1.
+ *   abandoned (what that means for its work depends on the kind: a pull message is
+ *   redelivered, a request is not) and the exit code is 1.
+ * - The signal thread starts before the configuration is read: a SIGTERM while a
+ *   large (or slow to read) file loads ends the process at once with 0, since
+ *   nothing has started that would need draining. A SIGTERM while connecting or
+ *   while provisioning retries is a clean stop too (0).
  * - Endpoints are driven only through their kind's operations (endpoints/endpoint.h):
  *   this file never looks at a kind.
  *
@@ -54,6 +59,11 @@ struct gf_fn {
     void *state;
     gf__endpoint_host host;
     gf__endpoint_run *runs; /* def->endpoints_len entries */
+    /* $SRV's check hook reads the endpoints between their start and their stop only:
+     * `live` (guarded by check_mu) is set once all started and cleared before any stops;
+     * `stopping` says which side of that window a not-live instance is on. */
+    pthread_mutex_t check_mu;
+    bool live, stopping;
 };
 
 /* The process's one stop flag (the only global besides the log sink): set once by
@@ -156,8 +166,6 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
 }
 
 /* Provisioning retries while NATS or JetStream is not answering yet (a server that
- * just started, a cluster electing a leader); conflicts and config errors are final. */
-/* Provisioning retries while NATS or JetStream is not answering yet (a server that
  * just started, a cluster electing a leader); conflicts and config errors are final.
  * Each failure is logged once, here: a warning while retrying, an error at the end. */
 static gf_err provision_with_retry(gf_fn *fn)
@@ -169,7 +177,10 @@ static gf_err provision_with_retry(gf_fn *fn)
         if (err == GF_OK)
             return GF_OK;
         gf_log_quote(quoted, sizeof quoted, res.message);
-        if ((err != GF_ERR_TIMEOUT && err != GF_ERR_UNAVAILABLE) || atomic_load(&stop_requested)) {
+        bool retryable = err == GF_ERR_TIMEOUT || err == GF_ERR_UNAVAILABLE;
+        if (retryable && atomic_load(&stop_requested))
+            return err; /* stopped while JetStream was not answering: a clean stop */
+        if (!retryable) {
             gf_log_error("provision failed", "err=%s detail=%s", gf_err_str(err), quoted);
             return err;
         }
@@ -177,7 +188,7 @@ static gf_err provision_with_retry(gf_fn *fn)
         gf_log_warn("JetStream not ready, retrying provisioning",
                     "attempt=%d delay_ms=%lld err=%s detail=%s", attempt, (long long)delay,
                     gf_err_str(err), quoted);
-        gf_clock_sleep_ms(delay);
+        gf_clock_sleep_until(gf_clock_mono_ms() + delay, &stop_requested);
     }
 }
 
@@ -193,6 +204,39 @@ static gf_err start_endpoints(gf_fn *fn)
         }
     }
     return GF_OK;
+}
+
+/* $SRV's check hook (a nats.c thread): every endpoint brings its counters up to date
+ * and says whether it is healthy; the first reason is reported. An instance whose
+ * endpoints are not all taking work yet (or any more) is not healthy either, so a
+ * PING answer means "ready": discovery starts before the endpoints do. */
+static bool check_endpoints(void *closure, char *why, size_t why_size)
+{
+    gf_fn *fn = closure;
+    bool healthy = true;
+    char later[64]; /* reasons after the first are dropped */
+    pthread_mutex_lock(&fn->check_mu);
+    if (!fn->live) {
+        snprintf(why, why_size, "%s", fn->stopping ? "stopping" : "starting");
+        healthy = false;
+    }
+    for (size_t i = 0; fn->live && i < fn->def->endpoints_len; i++) {
+        gf__endpoint_run *run = &fn->runs[i];
+        const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
+        if (ops->check &&
+            !ops->check(run, healthy ? why : later, healthy ? why_size : sizeof later))
+            healthy = false;
+    }
+    pthread_mutex_unlock(&fn->check_mu);
+    return healthy;
+}
+
+static void set_live(gf_fn *fn, bool live)
+{
+    pthread_mutex_lock(&fn->check_mu);
+    fn->stopping = fn->stopping || fn->live;
+    fn->live = live;
+    pthread_mutex_unlock(&fn->check_mu);
 }
 
 /* On failure `why` says what went wrong. */
@@ -216,6 +260,10 @@ static gf_err start_discovery(gf_fn *fn, char *why, size_t why_size)
         .description = fn->def->description,
         .endpoints = eps,
         .endpoints_len = n,
+        .reply_prefixes = fn->cfg->runtime.reply_prefixes,
+        .reply_prefixes_len = fn->cfg->runtime.reply_prefixes_len,
+        .check = check_endpoints,
+        .check_closure = fn,
     };
     gf_err err = gf_srv_start(gf_conn_nats(fn->conn), &info, &fn->srv, why, why_size);
     free(eps);
@@ -223,11 +271,14 @@ static gf_err start_discovery(gf_fn *fn, char *why, size_t why_size)
 }
 
 /* The signal thread: takes SIGTERM/SIGINT (blocked in every other thread), sets the
- * stop flag that startup loops poll, and wakes the main thread. Detached; it stays
- * blocked in sigwait() until the process exits. */
+ * stop flag that startup loops poll, and wakes the main thread. While the
+ * configuration loads (`loading`), nothing needs draining and the load cannot be
+ * interrupted (it may be blocked reading the file): the process exits 0 at once.
+ * Detached; it stays blocked in sigwait() until the process exits. */
 struct signal_watch {
     sigset_t set;
-    sem_t *wake;
+    sem_t wake;
+    atomic_int loading;
 };
 
 static void *signal_thread(void *arg)
@@ -235,12 +286,17 @@ static void *signal_thread(void *arg)
     struct signal_watch *w = arg;
     int sig = 0;
     while (sigwait(&w->set, &sig) == 0) {
-        if (sig == SIGTERM || sig == SIGINT) {
-            gf_log_info("stopping", "signal=%s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-            atomic_store(&stop_requested, 1);
-            sem_post(w->wake);
-            return NULL;
+        if (sig != SIGTERM && sig != SIGINT)
+            continue;
+        const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+        if (atomic_load(&w->loading)) {
+            gf_log_info("stopping before start", "signal=%s phase=config", name);
+            _exit(EXIT_CLEAN);
         }
+        gf_log_info("stopping", "signal=%s", name);
+        atomic_store(&stop_requested, 1);
+        sem_post(&w->wake);
+        return NULL;
     }
     return NULL;
 }
@@ -251,9 +307,13 @@ static bool stop_endpoints(gf_fn *fn, int64_t deadline_ms)
     bool clean = true;
     for (size_t i = 0; i < fn->def->endpoints_len; i++) {
         gf__endpoint_run *run = &fn->runs[i];
-        if (!gf__endpoint_ops_of(run->ep->kind)->stop(run, deadline_ms)) {
-            gf_log_error("endpoint did not stop in time; its in-flight work will be redelivered",
-                         "endpoint=%s", run->ep->name);
+        const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);
+        if (!ops->stop(run, deadline_ms)) {
+            char quoted[200];
+            gf_log_error("endpoint did not stop in time", "endpoint=%s kind=%s consequence=%s",
+                         run->ep->name, ops->name,
+                         gf_log_quote(quoted, sizeof quoted,
+                                      ops->abandoned ? ops->abandoned : "its work is abandoned"));
             clean = false;
         }
     }
@@ -274,6 +334,9 @@ static int run(gf_fn *fn, sem_t *wake)
     fn->host.js = gf_conn_js(fn->conn);
 
     err = provision_with_retry(fn);
+    if (err != GF_OK && atomic_load(&stop_requested) &&
+        (err == GF_ERR_TIMEOUT || err == GF_ERR_UNAVAILABLE))
+        return EXIT_CLEAN; /* stopped while JetStream was not answering: nothing started */
     if (err != GF_OK)
         return err == GF_ERR_CONFIG ? EXIT_USAGE : EXIT_FAILURE_RUN;
     if (fn->def->init && (err = fn->def->init(fn)) != GF_OK) {
@@ -291,6 +354,7 @@ static int run(gf_fn *fn, sem_t *wake)
         err = start_endpoints(fn);
     }
     if (err == GF_OK) {
+        set_live(fn, true);
         gf_log_info("started", "version=%s instance=%s endpoints=%zu", fn->def->version,
                     fn->instance_id, fn->def->endpoints_len);
         while (sem_wait(wake) != 0)
@@ -299,6 +363,7 @@ static int run(gf_fn *fn, sem_t *wake)
     }
 
     atomic_store(&stop_requested, 1);
+    set_live(fn, false);
     int64_t deadline = gf_clock_mono_ms() + rc->drain_timeout_ms;
     bool abandoned = !stop_endpoints(fn, deadline);
     if (abandoned)
@@ -342,12 +407,22 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* Static: the detached signal thread may outlive this frame until exit. */
+    static struct signal_watch watch;
+    pthread_t tid;
+    watch.set = signals;
+    atomic_store(&watch.loading, 1);
+    if (sem_init(&watch.wake, 0, 0) != 0 || pthread_create(&tid, NULL, signal_thread, &watch) != 0)
+        return EXIT_FAILURE_RUN;
+    pthread_detach(tid);
+
     if (sodium_init() < 0)
         return EXIT_FAILURE_RUN;
     fn = calloc(1, sizeof *fn);
     if (!fn)
         return EXIT_FAILURE_RUN;
     fn->def = def;
+    pthread_mutex_init(&fn->check_mu, NULL);
     gf_config_section section = {.name = def->name, .table = def->config};
     if (gf_config_load(opts.config_path, def->config ? &section : NULL, &fn->cfg, &cerr) != GF_OK) {
         fprintf(stderr, "%s: %s\n", def->name, cerr.message);
@@ -398,21 +473,13 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
         fn->runs[i].ep = ep;
         fn->runs[i].index = i;
     }
-    /* Static: the detached signal thread may outlive this frame until exit. */
-    static sem_t wake;
-    static struct signal_watch watch;
-    pthread_t tid;
-    sem_init(&wake, 0, 0);
-    watch.set = signals;
-    watch.wake = &wake;
-    if (pthread_create(&tid, NULL, signal_thread, &watch) != 0)
-        goto out;
-    pthread_detach(tid);
-    code = run(fn, &wake);
+    atomic_store(&watch.loading, 0);
+    code = run(fn, &watch.wake);
 out:
     if (fn) {
         gf_conn_close(fn->conn, 0);
         gf_config_free(fn->cfg);
+        pthread_mutex_destroy(&fn->check_mu);
         free(fn->runs);
         free(fn);
     }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gamefn/backoff.h"
 #include "gamefn/clock.h"
@@ -98,6 +99,20 @@ static gf_err option_error(const char *what, natsStatus s)
     return GF_ERR_CONFIG;
 }
 
+/* A seed or .creds file other users can read (or change) still works, but anyone on
+ * the host can then act as this function: warn, once per start. */
+static void warn_if_exposed(const char *path, const char *option)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || (st.st_mode & (S_IRWXG | S_IRWXO)) == 0)
+        return;
+    char qpath[300];
+    gf_log_warn("secret file is accessible to other users",
+                "option=%s path=%s mode=%04o "
+                "hint=\"chmod 600 it (owner only)\"",
+                option, gf_log_quote(qpath, sizeof qpath, path), (unsigned)(st.st_mode & 07777));
+}
+
 /* Builds the options; errors here are configuration errors (bad files, bad URLs). */
 static gf_err build_options(gf_conn *c, const char *name)
 {
@@ -136,6 +151,7 @@ static gf_err build_options(gf_conn *c, const char *name)
             return GF_ERR_CONFIG;
         }
         fclose(f);
+        warn_if_exposed(cfg->credentials, "nats.credentials");
         s = natsOptions_SetUserCredentialsFromFiles(o, cfg->credentials, NULL);
         if (s != NATS_OK)
             return option_error("credentials", s);
@@ -152,6 +168,7 @@ static gf_err build_options(gf_conn *c, const char *name)
                          gf_log_quote(qwhy, sizeof qwhy, text));
             return err;
         }
+        warn_if_exposed(cfg->nkey_seed, "nats.nkey_seed");
         gf_log_debug("authenticating with an nkey", "public_key=%s", pub);
         s = natsOptions_SetNKeyFromSeed(o, pub, cfg->nkey_seed);
         if (s != NATS_OK)

@@ -23,20 +23,11 @@ void gf_match_queue_defaults(gf_match_queue *q, const char *name, gf_match_mode 
                              const char *shape)
 {
     memset(q, 0, sizeof *q);
+    /* The YAML rows' defaults (config_table.c): one place for the reference constants. */
+    (void)gf_mt_table_default(&gf_match_queue_table, NULL, q);
     q->name = name;
     q->mode = (int)mode;
     q->shape = shape;
-    q->party_skill = GF_MATCH_PARTY_AVERAGE;
-    q->curve.skill_base = 50;
-    q->curve.skill_alpha = 4.5;
-    q->curve.skill_gamma = 1.35;
-    q->curve.skill_cap = 600;
-    q->curve.ping_base_ms = 35;
-    q->curve.ping_beta_ms = 15;
-    q->curve.ping_step_ms = 4000;
-    q->curve.ping_cap_ms = 180;
-    q->ttl_ms = 5 * 60 * 1000;
-    q->population_floor = 1000;
     if (shape)
         (void)gf_match_shape_parse(shape, &q->teams, &q->team_size);
 }
@@ -346,7 +337,7 @@ gf_err gf_match_config_prepare(gf_match_config *cfg, char *why, size_t why_size)
         }
     }
     if (cfg->search_window == 0)
-        cfg->search_window = 32;
+        (void)gf_mt_table_default(&gf_match_config_table, "search_window", cfg);
     return gf_match_config_check(cfg, why, why_size);
 }
 

@@ -3,8 +3,14 @@
  * type, default, bounds), as in the runtime's own sections, so the runtime parser reports
  * every per-key problem with file:line:column and the key's name. Cross-field rules are
  * the tables' validate hooks, which call the same checks as gf_match_config_check().
+ *
+ * The rows' defaults are the only place the defaults are written: a queue built in code
+ * (gf_match_queue_defaults) and the search window of a hand-built config take theirs
+ * from these rows (gf_mt_table_default), so YAML and code cannot disagree.
  */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "gamefn/match/config.h"
 
@@ -239,4 +245,51 @@ static bool config_validate(const void *obj, gf_cfg_problem *problem)
 {
     problem->key = NULL;
     return gf_match_config_check(obj, problem->text, sizeof problem->text) == GF_OK;
+}
+
+/* ---- defaults ------------------------------------------------------------------ */
+
+bool gf_mt_table_default(const gf_cfg_table *t, const char *key, void *obj)
+{
+    for (size_t i = 0; i < t->nfields; i++) {
+        const gf_cfg_field *f = &t->fields[i];
+        if ((key && strcmp(f->key, key) != 0) || !f->def)
+            continue;
+        char *at = (char *)obj + f->offset, *end = NULL;
+        switch (f->type) {
+        case GF_CFG_DOUBLE: {
+            double v = strtod(f->def, &end);
+            memcpy(at, &v, sizeof v);
+            break;
+        }
+        case GF_CFG_INT: {
+            int64_t v = strtoll(f->def, &end, 10);
+            memcpy(at, &v, sizeof v);
+            break;
+        }
+        case GF_CFG_DURATION: {
+            int64_t v = 0;
+            if (gf_config_parse_duration_ms(f->def, &v) != GF_OK)
+                return false;
+            memcpy(at, &v, sizeof v);
+            break;
+        }
+        case GF_CFG_ENUM: {
+            const gf_cfg_enum_value *e = f->enums;
+            while (e->name && strcmp(e->name, f->def) != 0)
+                e++;
+            if (!e->name)
+                return false;
+            memcpy(at, &e->value, sizeof e->value);
+            break;
+        }
+        default:
+            return false; /* no row of these tables has another kind of default */
+        }
+        if (end && *end)
+            return false;
+        if (key)
+            return true;
+    }
+    return !key;
 }

@@ -218,6 +218,7 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         if (c->bad[i] == GF_MATCH_BAD_NONE)
             n_valid_um++;
     }
+    n_valid_um += c->ncopies; /* unmatched ranks: at most these and the copies (merge.c) */
     res->unmatched = gf_mt_alloc_result(&c->mem, n_um, sizeof *res->unmatched);
     um = gf_mt_alloc(&c->mem, n_valid_um, sizeof *um);
     /* slot[input index] = its entry in res->unmatched, for the valid ones still waiting */
@@ -234,6 +235,7 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         gf_match_unmatched *e = &res->unmatched[res->unmatched_len];
         slot[i] = (uint32_t)res->unmatched_len++;
         e->ticket = (uint32_t)i;
+        e->turn = GF_MATCH_NONE;
         e->miss = none;
         e->bad = GF_MATCH_BAD_NONE;
         if (b == GF_MT_EXPIRED) {
@@ -253,8 +255,15 @@ gf_err gf_mt_diagnose(gf_mt_ctx *c)
         uint32_t part = c->cold[um[lo]].part, hi = lo, remaining = 0;
         while (hi < k && c->cold[um[hi]].part == part)
             remaining += c->hot[um[hi++]].size;
-        for (uint32_t i = lo; i < hi; i++)
-            judge(c, um, lo, hi, i, remaining, &res->unmatched[slot[c->cold[um[i]].in]]);
+        for (uint32_t i = lo; i < hi; i++) {
+            /* A copy (merge.c) is a neighbour in its queue's partition; its ticket is
+             * judged once, from its merged rank. */
+            if (c->cold[um[i]].copy)
+                continue;
+            gf_match_unmatched *e = &res->unmatched[slot[c->cold[um[i]].in]];
+            judge(c, um, lo, hi, i, remaining, e);
+            e->turn = c->turn[um[i]];
+        }
         lo = hi;
     }
     gf_mt_free(&c->mem, um, n_valid_um, sizeof *um);

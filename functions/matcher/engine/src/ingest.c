@@ -48,13 +48,14 @@ static void derive(gf_mt_ctx *c, size_t i, const gf_mt_read *rd, gf_mt_tk *k)
         k->gap = gf_match_rules_skill_gap(&q->curve, rd->age, rd->sigma);
     k->skill = rd->skill;
     k->queued = t->queued_ms < c->now ? t->queued_ms : c->now;
-    k->in = (uint32_t)i;
+    k->twin = GF_MT_NONE;
     k->part = 0;
     k->plimit = rd->plimit;
     k->size = (uint8_t)t->players_len;
     k->queue = (uint8_t)t->queue;
     k->best = rd->best;
     k->bestdc = rd->bestdc;
+    k->frac = rd->frac;
     k->dcmask = rd->dcmask;
     k->region = t->region != GF_MATCH_REGION_AUTO ? (uint8_t)t->region : c->dc_region[k->bestdc];
 }

@@ -76,23 +76,27 @@ typedef struct gf_mt_cold {
     uint32_t part;
     uint16_t best; /* lowest measured ping, ms (rounded up) */
     uint8_t queue;
-    uint8_t bestdc;
+    uint8_t bestdc; /* the datacenter of its lowest exact ping */
+    bool frac;      /* a ping has a fraction of a ms (c->in holds the exact values) */
+    bool copy;      /* the second rank of a ticket (its queue's partition, merge.c) */
 } gf_mt_cold;
 
-/* A valid ticket's full record, as the ingest pass derives it (input order). */
+/* A valid ticket's full record, as the ingest pass derives it (input order: rec[i] is
+ * input ticket i). */
 typedef struct gf_mt_tk {
     double skill;   /* aggregated */
     double gap;     /* allowed skill gap now; +INFINITY = skill ignored */
     int64_t queued; /* queue time, at most now */
-    uint32_t in;    /* input index */
+    uint32_t twin;  /* the partition of its copy (merge.c), or GF_MT_NONE */
     uint32_t part;
     uint32_t dcmask; /* datacenters it accepts now */
     uint16_t plimit; /* allowed ping now, ms */
     uint16_t best;   /* lowest measured ping, ms (rounded up) */
     uint8_t size;    /* players */
     uint8_t queue;
-    uint8_t bestdc;
+    uint8_t bestdc; /* the datacenter of its lowest exact ping */
     uint8_t region; /* population region (named, or that of bestdc) */
+    bool frac;      /* a ping has a fraction of a ms */
 } gf_mt_tk;
 
 typedef struct gf_mt_part {
@@ -127,7 +131,11 @@ typedef struct gf_mt_ctx {
     size_t ids_cap;
     size_t nids;
 
-    uint32_t nv;
+    uint32_t nv;      /* valid tickets; from the partition step on, ranks: the valid
+                         tickets and the copies of merged ones (merge.c) */
+    uint32_t ncopies; /* of which copies */
+    uint32_t *twin;   /* [nv] the other rank of a ticket with two, else GF_MT_NONE; NULL
+                         when no ticket has two (layout.c) */
     gf_mt_hot *hot;   /* [nv] rank order */
     gf_mt_cold *cold; /* [nv] rank order */
     int64_t minq;     /* oldest queue time among valid tickets */
@@ -136,11 +144,14 @@ typedef struct gf_mt_ctx {
     uint32_t pstride; /* ndc rounded up to a multiple of GF_MT_LANES */
     gf_mt_part *parts;
     uint32_t nparts;
-    uint64_t *keys; /* [nv] rank-order keys of the valid tickets, input order (merge.c) */
+    uint64_t *keys; /* [nv] rank-order keys of the valid tickets, input order, each
+                       followed by its copy's if it has one (merge.c) */
 
     uint64_t *alive; /* [alive_words]: bit r = rank r is not matched yet */
     size_t alive_words;
     uint32_t *seeds; /* [nseeds] ranks that accept a datacenter, oldest first */
+    uint32_t *turn;  /* [nv] by rank: matches formed before its turn as a seed (search.c),
+                        GF_MT_NONE if it had none */
     uint32_t nseeds;
     uint32_t window; /* candidates per seed and datacenter */
 
@@ -157,6 +168,11 @@ typedef struct gf_mt_ctx {
 bool gf_mt_dc_check(const gf_match_dc *dc, const char **key, char *why, size_t size);
 bool gf_mt_queue_check(const gf_match_queue *q, const char **key, char *why, size_t size);
 
+/* config_table.c: writes the default of the row named key of table t into obj (every
+ * row with a default when key is NULL): numbers, durations and enums. False if the row
+ * is missing or its default does not parse (a broken table; a unit test runs it). */
+bool gf_mt_table_default(const gf_cfg_table *t, const char *key, void *obj);
+
 /* ingest.c: validation, expiry, records and id hashes, in one pass over the input. */
 gf_err gf_mt_ingest(gf_mt_ctx *c);
 
@@ -168,7 +184,8 @@ typedef struct gf_mt_read {
     uint32_t dcmask;                           /* datacenters within plimit */
     uint16_t plimit;                           /* its ping limit at now (its mode's) */
     uint16_t best;                             /* lowest ping, ms rounded up */
-    uint8_t bestdc;                            /* its datacenter (lowest index on ties) */
+    uint8_t bestdc; /* its datacenter: the lowest exact ping, lowest index on ties */
+    bool frac;      /* some ping has a fraction of a ms: the rounded row is not exact */
 } gf_mt_read;
 
 /* ticket.c: the checks of gf_match_ticket_check(), in the same order with the same
@@ -245,10 +262,12 @@ static inline uint32_t gf_mt_prev_alive(const gf_mt_ctx *c, uint32_t r, uint32_t
     return found >= lo ? found : GF_MT_NONE;
 }
 
-/* The rank order of a valid ticket: its partition in the top GF_MT_PART_BITS bits, then
- * the order-preserving bits of its skill double (truncated: ties only between skills
- * within ~1e-10 of each other), or its queue time in a FIFO partition. */
-static inline uint64_t gf_mt_order_key(const gf_mt_ctx *c, const gf_mt_tk *k, bool by_time)
+/* The rank order of a valid ticket in partition `part` (its own, or its copy's): the
+ * partition in the top GF_MT_PART_BITS bits, then the order-preserving bits of its skill
+ * double (truncated: ties only between skills within ~1e-10 of each other), or its queue
+ * time in a FIFO partition. */
+static inline uint64_t gf_mt_order_key(const gf_mt_ctx *c, const gf_mt_tk *k, uint32_t part,
+                                       bool by_time)
 {
     uint64_t order = 0;
     if (by_time) {
@@ -260,8 +279,11 @@ static inline uint64_t gf_mt_order_key(const gf_mt_ctx *c, const gf_mt_tk *k, bo
         order = (order & 0x8000000000000000ull) ? ~order : (order | 0x8000000000000000ull);
         order >>= GF_MT_PART_BITS;
     }
-    return ((uint64_t)k->part << (64 - GF_MT_PART_BITS)) | order;
+    return ((uint64_t)part << (64 - GF_MT_PART_BITS)) | order;
 }
+
+/* Layout entries (layout.c): an input index, with this bit for a ticket's copy. */
+#define GF_MT_COPY (1u << 31)
 
 static inline uint16_t gf_mt_ping(const gf_mt_ctx *c, uint32_t rank, uint32_t dc)
 {

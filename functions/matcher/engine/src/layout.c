@@ -25,6 +25,8 @@
  *    lines per window matter.
  *  - alive[] marks the unmatched ranks (all, to begin with); walks stop at their
  *    partition's edges.
+ *  - A merged ticket may have a second rank, a copy in its queue's partition (merge.c):
+ *    its entry carries GF_MT_COPY, and c->twin links the two ranks.
  *  - Seeds = ranks sorted by queue time (oldest first), ties by rank, packed the same
  *    way (ages fit 32 bits: at most 7 days in ms). A ticket that accepts no datacenter
  *    now can be in no match, so it is left out of the seeds; it stays in the rank order,
@@ -38,9 +40,17 @@
 #define SHORT_RUN    16 /* longer runs of equal approximate keys use the full radix sort */
 #define GATHER_AHEAD 16
 
-static uint64_t full_key(const gf_mt_ctx *c, const gf_mt_tk *k)
+/* The partition of an entry: its ticket's, or its copy's (GF_MT_COPY). */
+static uint32_t entry_part(const gf_mt_ctx *c, uint32_t e)
 {
-    return gf_mt_order_key(c, k, c->parts[k->part].by_time);
+    const gf_mt_tk *k = &c->rec[e & ~GF_MT_COPY];
+    return e & GF_MT_COPY ? k->twin : k->part;
+}
+
+static uint64_t full_key(const gf_mt_ctx *c, uint32_t e)
+{
+    uint32_t part = entry_part(c, e);
+    return gf_mt_order_key(c, &c->rec[e & ~GF_MT_COPY], part, c->parts[part].by_time);
 }
 
 /* Sorts a[lo, hi) (equal approximate keys, input order) by (full key, input index). */
@@ -50,7 +60,7 @@ static gf_err fix_run(gf_mt_ctx *c, uint64_t *a, size_t lo, size_t hi)
     if (n <= SHORT_RUN) {
         uint64_t key[SHORT_RUN];
         for (size_t i = 0; i < n; i++)
-            key[i] = full_key(c, &c->rec[(uint32_t)a[lo + i]]);
+            key[i] = full_key(c, (uint32_t)a[lo + i]);
         /* Insertion sort; equal keys keep their (input) order. */
         for (size_t i = 1; i < n; i++) {
             uint64_t k = key[i], v = a[lo + i];
@@ -75,7 +85,7 @@ static gf_err fix_run(gf_mt_ctx *c, uint64_t *a, size_t lo, size_t hi)
     }
     for (size_t i = 0; i < n; i++) {
         vals[i] = (uint32_t)a[lo + i];
-        keys[i] = full_key(c, &c->rec[vals[i]]);
+        keys[i] = full_key(c, vals[i]);
     }
     gf_mt_radix_sort(keys, vals, tkeys, tvals, n, c->hist);
     uint64_t high = a[lo] & ~0xffffffffull; /* the shared approximate key */
@@ -89,8 +99,8 @@ out:
     return err;
 }
 
-/* a[0..nv) = (approximate key << 32 | input index) of every valid ticket, sorted into
- * exactly the order of the full keys. */
+/* a[0..nv) = (approximate key << 32 | entry) of every valid ticket and copy (entry: the
+ * input index, | GF_MT_COPY for a copy), sorted into exactly the order of the full keys. */
 static gf_err rank_order(gf_mt_ctx *c, uint64_t *a, uint64_t *tmp)
 {
     gf_err err = GF_OK;
@@ -106,8 +116,12 @@ static gf_err rank_order(gf_mt_ctx *c, uint64_t *a, uint64_t *tmp)
     unsigned shift = range > APPROX_BITS ? range - APPROX_BITS : 0;
     v = 0;
     for (size_t i = 0; i < c->n; i++) {
-        if (c->bad[i] == GF_MATCH_BAD_NONE) {
-            a[v] = ((c->keys[v] - lo) >> shift) << 32 | i;
+        if (c->bad[i] != GF_MATCH_BAD_NONE)
+            continue;
+        a[v] = ((c->keys[v] - lo) >> shift) << 32 | i;
+        v++;
+        if (c->rec[i].twin != GF_MT_NONE) { /* its copy's key follows (merge.c) */
+            a[v] = ((c->keys[v] - lo) >> shift) << 32 | i | GF_MT_COPY;
             v++;
         }
     }
@@ -131,6 +145,7 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
 {
     gf_err err = GF_OK;
     size_t nv = c->nv, nseeds = 0;
+    uint32_t *first = NULL; /* [n], only when there are copies */
     uint64_t *a = gf_mt_alloc(&c->mem, nv, sizeof *a);
     uint64_t *tmp = gf_mt_alloc(&c->mem, nv, sizeof *tmp);
 
@@ -149,16 +164,27 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
         err = GF_ERR_NOMEM;
         goto out;
     }
+    /* A ticket with a copy: its two ranks, linked through the first one seen. */
+    if (c->ncopies) {
+        c->twin = gf_mt_alloc(&c->mem, nv, sizeof *c->twin);
+        first = gf_mt_alloc(&c->mem, c->n, sizeof *first);
+        if (!c->twin || !first) {
+            err = GF_ERR_NOMEM;
+            goto out;
+        }
+        memset(c->twin, 0xff, nv * sizeof *c->twin);
+        memset(first, 0xff, c->n * sizeof *first);
+    }
     for (uint32_t p = 0; p < c->nparts; p++)
         c->parts[p].count = 0;
     for (uint32_t r = 0; r < nv; r++) {
         if (r + GATHER_AHEAD < nv) {
-            uint32_t ahead = (uint32_t)a[r + GATHER_AHEAD];
+            uint32_t ahead = (uint32_t)a[r + GATHER_AHEAD] & ~GF_MT_COPY;
             __builtin_prefetch(&c->rec[ahead]);
             __builtin_prefetch((const char *)&c->rec[ahead] + 47);
             __builtin_prefetch(&c->rec_ping[(size_t)ahead * c->ndc]);
         }
-        uint32_t i = (uint32_t)a[r];
+        uint32_t e = (uint32_t)a[r], i = e & ~GF_MT_COPY, part = entry_part(c, e);
         const gf_mt_tk *k = &c->rec[i];
         c->hot[r] = (gf_mt_hot){.skill = k->skill,
                                 .gap = k->gap,
@@ -166,20 +192,31 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
                                 .plimit = k->plimit,
                                 .size = k->size};
         c->cold[r] = (gf_mt_cold){.queued = k->queued,
-                                  .in = k->in,
-                                  .part = k->part,
+                                  .in = i,
+                                  .part = part,
                                   .best = k->best,
                                   .queue = k->queue,
-                                  .bestdc = k->bestdc};
+                                  .bestdc = k->bestdc,
+                                  .frac = k->frac,
+                                  .copy = e != i};
+        if (k->twin != GF_MT_NONE) {
+            if (first[i] == GF_MT_NONE) {
+                first[i] = r;
+            } else {
+                c->twin[r] = first[i];
+                c->twin[first[i]] = r;
+            }
+        }
         uint16_t *row = &c->ping[(size_t)r * c->pstride];
         memcpy(row, &c->rec_ping[(size_t)i * c->ndc], c->ndc * sizeof *c->ping);
         for (uint32_t d = c->ndc; d < c->pstride; d++)
             row[d] = GF_MATCH_PING_NONE;
-        gf_mt_part *p = &c->parts[k->part];
+        gf_mt_part *p = &c->parts[part];
         if (p->count++ == 0)
             p->first = r;
-        /* Seed keys, reusing tmp: queue time (< 2^30 ms apart), then rank. */
-        if (k->dcmask)
+        /* Seed keys, reusing tmp: queue time (< 2^30 ms apart), then rank. A copy is not a
+         * seed: its ticket seeds from its first rank and then from the copy (search.c). */
+        if (k->dcmask && e == i)
             tmp[nseeds++] = (uint64_t)(k->queued - c->minq) << 32 | r;
     }
     gf_mt_free(&c->mem, c->rec, c->n, sizeof *c->rec);
@@ -203,6 +240,7 @@ gf_err gf_mt_layout(gf_mt_ctx *c)
     if (nv & 63)
         c->alive[c->alive_words - 1] = (1ull << (nv & 63)) - 1;
 out:
+    gf_mt_free(&c->mem, first, c->n, sizeof *first);
     gf_mt_free(&c->mem, a, nv, sizeof *a);
     gf_mt_free(&c->mem, tmp, nv, sizeof *tmp);
     return err;

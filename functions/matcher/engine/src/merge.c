@@ -13,8 +13,16 @@
  *    so replicas agree and the queues split again as soon as population returns.
  *  - Pool = the ticket's queue, or its playlist's merged pool when its region is merged.
  *    Partition = (pool, values of the pool's match_attributes). Tickets only ever match
- *    inside their partition; each keeps its own queue's rules. Partition ids are dense, in
+ *    inside a partition; each keeps its own queue's rules. Partition ids are dense, in
  *    order of first appearance in the input, so the tick is deterministic.
+ *  - A merge only adds partners. A ticket moved into the merged pool must still meet the
+ *    tickets of its own queue left outside it (those of regions not merged), as it
+ *    could without the merge. So two tickets may share a match iff they share a queue,
+ *    or a playlist and both are in merged regions: a match is all of one queue, or all
+ *    of the merged pool. Such a ticket therefore gets a second rank, a copy, in its
+ *    queue's partition, next to the unmerged tickets of its queue; both ranks are one
+ *    ticket (c->twin links them; a match takes both off). A queue with nobody outside the
+ *    merged regions needs no copies: the merged pool holds all of it.
  *  - Attribute values are hashed (64-bit) to find the partition; the search still
  *    compares the strings, so a hash collision can only put two groups in one partition,
  *    never match tickets whose attributes differ.
@@ -217,6 +225,22 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         }
     }
 
+    /* A merged ticket is copied into its queue's partition when its queue has tickets
+     * outside the merged regions. */
+    bool copied[GF_MATCH_MAX_QUEUES] = {false};
+    uint32_t ncopies = 0;
+    for (uint32_t q = 0; q < c->nq; q++) {
+        for (uint32_t r = 0; r < c->nreg && playlist[q] != GF_MT_NONE; r++) {
+            const gf_match_pool_stat *ps = &pools[(size_t)q * c->nreg + r];
+            copied[q] |= ps->tickets > 0 && !ps->merged;
+        }
+        for (uint32_t r = 0; r < c->nreg && copied[q]; r++) {
+            const gf_match_pool_stat *ps = &pools[(size_t)q * c->nreg + r];
+            ncopies += ps->merged ? ps->tickets : 0;
+        }
+    }
+    c->nv += ncopies; /* ranks from now on: the copies have theirs */
+    c->ncopies = ncopies;
     c->keys = gf_mt_alloc(&c->mem, c->nv, sizeof *c->keys);
     if (!c->keys) {
         err = GF_ERR_NOMEM;
@@ -243,10 +267,19 @@ gf_err gf_mt_partition(gf_mt_ctx *c)
         }
         uint32_t part = last_part;
         k->part = part;
+        k->twin = GF_MT_NONE;
         c->parts[part].count++;
         c->parts[part].players += k->size;
         /* The rank-order key, while the record is at hand (layout.c sorts these). */
-        c->keys[v++] = gf_mt_order_key(c, k, pool_fifo[pool]);
+        c->keys[v++] = gf_mt_order_key(c, k, part, pool_fifo[pool]);
+        if (m && copied[k->queue]) {
+            if ((err = part_of(&b, k->queue, attrs, k->queue, pool_fifo[k->queue], &k->twin)) !=
+                GF_OK)
+                goto out;
+            c->parts[k->twin].count++;
+            c->parts[k->twin].players += k->size;
+            c->keys[v++] = gf_mt_order_key(c, k, k->twin, pool_fifo[k->queue]);
+        }
     }
     c->res->stats.partitions = c->nparts;
     /* Trim to nparts entries: the tick frees c->parts as nparts entries. */

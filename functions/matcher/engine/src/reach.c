@@ -8,10 +8,10 @@
  *    W that accepts one of the seed's datacenters can join. Every member of a full group
  *    accepts the group's datacenter, one of the seed's. So if, for every datacenter d
  *    the group may use, the players of W who accept d (the seed among them) fall short
- *    of the shape, no group can fill — neither the greedy one nor the starvation
- *    fallback's, which draws on the same candidates — and the walk would end empty after
+ *    of the shape, the greedy group cannot fill and the walk would end empty after
  *    seeing all of W. The search then skips it and counts W as seen: nothing changes,
- *    the statistics included. In a 16-player free-for-all at 10k tickets about half the
+ *    the statistics included (a seed at its caps still gets the exact search, which
+ *    looks further than W). In a 16-player free-for-all at 10k tickets about half the
  *    walks are such, each looking at the full budget of 128 tickets, mostly at tickets
  *    that do not accept the seed's datacenters.
  *  - W is found without visiting its tickets. Each side of the seed is scanned as whole
@@ -93,17 +93,15 @@ gf_err gf_mt_reach_init(gf_mt_ctx *c, gf_mt_reach *rc)
     memset(rc, 0, sizeof *rc);
     for (uint32_t p = 0; p < c->nparts; p++)
         rc->on |= (uint32_t)c->parts[p].teams * c->parts[p].team_size >= REACH_PLAYERS;
-    if (!rc->on)
-        return GF_OK;
     rc->ndc = c->ndc;
     rc->words = words;
+    if (!rc->on)
+        return GF_OK;
     rc->cnt = gf_mt_alloc(&c->mem, words * rc->ndc, sizeof *rc->cnt);
     rc->fresh = gf_mt_zalloc(&c->mem, words, sizeof *rc->fresh);
     rc->left = gf_mt_alloc(&c->mem, words, sizeof *rc->left);
     rc->inv = gf_mt_zalloc(&c->mem, words, sizeof *rc->inv);
-    rc->acc = gf_mt_alloc(&c->mem, words * rc->ndc, sizeof *rc->acc);
-    rc->built = gf_mt_zalloc(&c->mem, (words + 63) / 64, sizeof *rc->built);
-    if (!rc->cnt || !rc->fresh || !rc->left || !rc->inv || !rc->acc || !rc->built) {
+    if (!rc->cnt || !rc->fresh || !rc->left || !rc->inv || gf_mt_reach_acc_ready(c, rc) != GF_OK) {
         gf_mt_reach_free(c, rc);
         return GF_ERR_NOMEM;
     }
@@ -318,9 +316,18 @@ static bool out_of_order(const gf_mt_reach *rc, uint32_t a, uint32_t b)
     return false;
 }
 
-/* Word `at`'s acceptance bits, one word per datacenter: built the first time a test
- * counts the word (they do not change during the tick). */
-static const uint64_t *word_acc(const gf_mt_ctx *c, gf_mt_reach *rc, size_t at)
+gf_err gf_mt_reach_acc_ready(gf_mt_ctx *c, gf_mt_reach *rc)
+{
+    if (rc->acc)
+        return GF_OK;
+    rc->acc = gf_mt_alloc(&c->mem, rc->words * rc->ndc, sizeof *rc->acc);
+    rc->built = gf_mt_zalloc(&c->mem, (rc->words + 63) / 64, sizeof *rc->built);
+    return rc->acc && rc->built ? GF_OK : GF_ERR_NOMEM;
+}
+
+/* Word `at`'s acceptance bits, one word per datacenter: built the first time a test or
+ * the exact search reads the word (they do not change during the tick). */
+const uint64_t *gf_mt_reach_acc(const gf_mt_ctx *c, gf_mt_reach *rc, size_t at)
 {
     uint64_t *acc = &rc->acc[at * rc->ndc];
     if ((rc->built[at >> 6] >> (at & 63)) & 1)
@@ -340,7 +347,7 @@ static const uint64_t *word_acc(const gf_mt_ctx *c, gf_mt_reach *rc, size_t at)
 static uint32_t word_players(const reach_walk *w, size_t at, uint64_t m, uint32_t d)
 {
     if (w->rc->solo && w->rc->left[at] > FEW)
-        return popcount64(w->c->alive[at] & m & word_acc(w->c, w->rc, at)[d]);
+        return popcount64(w->c->alive[at] & m & gf_mt_reach_acc(w->c, w->rc, at)[d]);
     const gf_mt_hot *hot = &w->c->hot[at << 6];
     uint32_t sum = 0;
     for (uint64_t x = w->c->alive[at] & m; x; x &= x - 1) {

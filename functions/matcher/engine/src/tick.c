@@ -97,10 +97,14 @@ static gf_err alloc_output(gf_mt_ctx *c, result_box *box)
 static void free_scratch(gf_mt_ctx *c)
 {
     size_t cells = (size_t)c->nv * c->pstride;
+    gf_mt_free(&c->mem, c->turn, c->nv, sizeof *c->turn);
+    c->turn = NULL;
     gf_mt_free(&c->mem, c->seeds, c->nseeds, sizeof *c->seeds);
     gf_mt_free(&c->mem, c->alive, c->alive_words, sizeof *c->alive);
     c->alive = NULL;
     gf_mt_free(&c->mem, c->ping, cells, sizeof *c->ping);
+    gf_mt_free(&c->mem, c->twin, c->nv, sizeof *c->twin);
+    c->twin = NULL;
     gf_mt_free(&c->mem, c->cold, c->nv, sizeof *c->cold);
     gf_mt_free(&c->mem, c->hot, c->nv, sizeof *c->hot);
     c->hot = NULL;

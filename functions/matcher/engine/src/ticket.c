@@ -180,8 +180,25 @@ static gf_match_bad ping_verdict(const gf_match_ticket *t, size_t ndc)
     return GF_MATCH_BAD_NONE;
 }
 
-/* Pings: checked, rounded up to whole ms into row[dc], the lowest one found, and the
- * datacenters within out->plimit. Rounding up is exact against integer limits:
+/* The datacenter of the lowest exact ping among those rounding up to `ms` (the lowest
+ * rounded one), the lower index on ties. Only for a valid ticket. */
+static uint8_t exact_lowest(const gf_match_ticket *t, const uint16_t *row, uint16_t ms)
+{
+    double best = INFINITY;
+    uint32_t dc = UINT32_MAX;
+    for (size_t i = 0; i < t->pings_len; i++) {
+        const gf_match_ping *pg = &t->pings[i];
+        if (row[pg->dc] == ms && (pg->ms < best || (pg->ms == best && pg->dc < dc))) {
+            best = pg->ms;
+            dc = pg->dc;
+        }
+    }
+    return (uint8_t)dc;
+}
+
+/* Pings: checked, rounded up to whole ms into row[dc], the lowest one found (on the
+ * exact values: it names the ticket's region), whether any has a fraction of a ms, and
+ * the datacenters within out->plimit. Rounding up is exact against integer limits:
  * ceil(p) <= L iff p <= L. Every check of every ping is folded into flags without a
  * branch; ping_verdict() names the fault when there is one. */
 static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket *t,
@@ -189,7 +206,8 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
 {
     size_t ndc = cfg->datacenters_len;
     uint64_t seen = 0, fault = 0;
-    uint32_t mask = 0, best = UINT32_MAX, plimit = out->plimit, any = 0;
+    uint64_t mask = 0; /* bit d: within plimit; bit 32: some ping has a fraction */
+    uint32_t best = UINT32_MAX, rbest = UINT32_MAX, plimit = out->plimit, any = 0;
     if (t->pings_len == 0 || !t->pings)
         return GF_MATCH_BAD_NO_DC;
     if (t->pings_len > GF_MATCH_MAX_DCS)
@@ -211,12 +229,15 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
          * x86-64); a faulty value is replaced before the conversion. */
         double v = ok ? raw : 0;
         uint32_t ms = (uint32_t)(int32_t)v;
-        ms += (double)(int32_t)ms < v;
+        bool up = (double)(int32_t)ms < v; /* v has a fraction (v >= 0) */
+        ms += up;
         if (dc < ndc) /* else a fault: seen below, and the row is not used */
             row[dc] = (uint16_t)ms;
-        uint32_t key = ms << 8 | (dc & 0xff); /* lowest ping, then lowest index */
+        uint32_t key = ms << 8 | (dc & 0xff); /* lowest rounded ping, then lowest index */
+        uint32_t rkey = key ^ 0xff;           /* the same, highest index first */
         best = key < best ? key : best;
-        mask |= (uint32_t)(ms <= plimit) << (dc & 31);
+        rbest = rkey < rbest ? rkey : rbest;
+        mask |= (uint64_t)(ms <= plimit) << (dc & 31) | (uint64_t)up << 32;
     }
     /* An index past the config (ndc <= 32): 64 or more, or its bit above ndc. */
     fault |= (uint64_t)(any >> 6) | (seen >> ndc);
@@ -224,7 +245,12 @@ static gf_match_bad read_pings(const gf_match_config *cfg, const gf_match_ticket
         return ping_verdict(t, ndc);
     out->best = (uint16_t)(best >> 8);
     out->bestdc = (uint8_t)(best & 0xff);
-    out->dcmask = mask;
+    out->frac = mask >> 32;
+    /* Several pings rounding up to the lowest (the lowest and highest index among them
+     * differ): the exact lowest among them. */
+    if (out->frac && (rbest ^ 0xff) != best)
+        out->bestdc = exact_lowest(t, row, out->best);
+    out->dcmask = (uint32_t)mask;
     return GF_MATCH_BAD_NONE;
 }
 

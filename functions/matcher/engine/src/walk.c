@@ -1,6 +1,5 @@
 /*
- * walk.c — the walk from one seed over its neighbours, the group it grows, and the
- * starvation fallback.
+ * walk.c — the walk from one seed over its neighbours and the group it grows.
  *
  * Design notes:
  *  - From seed s the walk goes outward along the rank order (skill; queue time in FIFO
@@ -14,17 +13,17 @@
  *    valid for every member: the skill range must lie inside every member's own
  *    [skill - gap, skill + gap], some datacenter must still be accepted by everyone, and
  *    the parties must still pack into the shape. The walk stops when the group is full.
- *  - The fallback (for seeds whose limits no longer widen) retries from everything the
- *    walk saw — the members it took and the candidates it passed over — with (1) a
- *    bounded exhaustive search in closeness order, whose first answer keeps the spread
- *    small, then (2) greedy oldest first (older candidates have the widest limits).
+ *  - When the greedy group falls short and the walk passed over a party, the same tickets
+ *    are offered again parties first (gf_mt_parties_first): nearest-first greedy lets the
+ *    nearest solo player take the room a party needed (two parties of two in 2v2 with a
+ *    solo player nearer to each). It costs one pass over what the walk already saw.
+ *  - A seed whose limits no longer widen and whose walk falls short gets the exact search
+ *    (exact.c), which builds its group with gf_mt_grp_offer.
  */
 #include <math.h>
 #include <string.h>
 
 #include "walk.h"
-
-#define DFS_BUDGET 256 /* nodes of the exhaustive fallback per seed */
 
 gf_mt_shape gf_mt_shape_of(const gf_mt_part *p)
 {
@@ -50,7 +49,9 @@ void gf_mt_grp_init(gf_mt_grp *g, const gf_mt_hot *s, uint32_t rank, const gf_mt
     st->reach = 1;
     st->party_sum = 0;
     if (s->size > 1) {
-        st->reach |= 1ull << s->size;
+        /* reach is kept for two teams of at most 63 only (sh->two): a party of 64 would
+         * shift a 64-bit word by 64. */
+        st->reach |= sh->two ? 1ull << s->size : 0;
         st->party_sum = s->size;
     }
 }
@@ -95,7 +96,9 @@ static void state_add(gf_mt_grp_state *st, const gf_mt_hot *k, const gf_mt_shape
     st->players += k->size;
     st->common &= k->dcmask;
     if (k->size > 1) {
-        st->reach = (st->reach | (st->reach << k->size)) & sh->below;
+        /* sh->below is 0 unless sh->two (sizes up to 63); `& 63` keeps a party of 64 in
+         * other shapes from shifting by 64. */
+        st->reach = (st->reach | (st->reach << (k->size & 63))) & sh->below;
         st->party_sum += k->size;
     }
     if (k->skill < st->lo)
@@ -238,90 +241,45 @@ uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
     return n;
 }
 
-static bool greedy(gf_mt_ctx *c, gf_mt_grp *g, const uint32_t *cand, uint32_t n,
-                   const gf_mt_shape *sh)
+/* A ticket's distance to seed s in the walk's order. */
+static double walk_dist(const gf_mt_ctx *c, const gf_mt_part *p, uint32_t s, uint32_t r)
 {
-    for (uint32_t i = 0; i < n && g->st.players < sh->players; i++) {
-        const gf_mt_hot *k = &c->hot[cand[i]];
-        if (grp_fits(g, k, sh))
-            grp_add(g, k, cand[i], sh);
+    return p->by_time ? fabs((double)(c->cold[r].queued - c->cold[s].queued))
+                      : fabs(c->hot[r].skill - c->hot[s].skill);
+}
+
+bool gf_mt_parties_first(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
+                         const uint32_t *cand, uint32_t n, const gf_mt_shape *sh, uint32_t *all)
+{
+    /* Retried only if a party was passed over: otherwise it would take the same. */
+    bool party = false;
+    for (uint32_t i = 0; i < n && !party; i++)
+        party = c->hot[cand[i]].size > 1;
+    if (!party)
+        return false;
+    /* The members and the passed-over candidates, each in walk order (nearest first),
+     * merged back into one nearest-first list. */
+    uint32_t m = 0, a = 1, b = 0, len = g->st.len;
+    while (a < len || b < n) {
+        bool take_a =
+            b == n || (a < len && walk_dist(c, p, s, g->rank[a]) <= walk_dist(c, p, s, cand[b]));
+        all[m++] = take_a ? g->rank[a++] : cand[b++];
+    }
+    gf_mt_grp_init(g, &c->hot[s], s, sh, g->st.common0);
+    for (uint32_t pass = 0; pass < 2 && g->st.players < sh->players; pass++) {
+        for (uint32_t i = 0; i < m && g->st.players < sh->players; i++) {
+            const gf_mt_hot *k = &c->hot[all[i]];
+            if ((k->size > 1) == (pass == 0))
+                (void)gf_mt_grp_offer(g, k, all[i], sh);
+        }
     }
     return g->st.players == sh->players;
 }
 
-static bool dfs(gf_mt_ctx *c, gf_mt_grp *g, const uint32_t *cand, const uint32_t *suffix,
-                uint32_t n, uint32_t i, const gf_mt_shape *sh, int *budget)
+bool gf_mt_grp_offer(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt_shape *sh)
 {
-    if (g->st.players == sh->players)
-        return true;
-    if (i == n || --*budget < 0 || g->st.players + suffix[i] < sh->players)
+    if (!grp_fits(g, k, sh))
         return false;
-    const gf_mt_hot *k = &c->hot[cand[i]];
-    if (grp_fits(g, k, sh)) {
-        gf_mt_grp_state saved = g->st;
-        grp_add(g, k, cand[i], sh);
-        if (dfs(c, g, cand, suffix, n, i + 1, sh, budget))
-            return true;
-        g->by_size[k->size]--;
-        g->st = saved;
-    }
-    return dfs(c, g, cand, suffix, n, i + 1, sh, budget);
-}
-
-/* Sorts ranks by a key (insertion sort: windows are small). */
-static void sort_by(uint32_t *a, uint32_t m, double *key)
-{
-    for (uint32_t i = 1; i < m; i++) {
-        uint32_t v = a[i];
-        double kv = key[i];
-        uint32_t j = i;
-        while (j > 0 && key[j - 1] > kv) {
-            a[j] = a[j - 1];
-            key[j] = key[j - 1];
-            j--;
-        }
-        a[j] = v;
-        key[j] = kv;
-    }
-}
-
-/* The greedy walk left the group short: retry from everything it saw (the members it took
- * and the candidates it passed over) with (1) a bounded exhaustive search in closeness
- * order, whose first answer keeps the spread small, then (2) greedy oldest first (older
- * candidates have the widest limits). True if a full valid group was found (in *g). */
-bool gf_mt_fallback(gf_mt_ctx *c, const gf_mt_scratch *x, uint32_t s, const gf_mt_part *p,
-                    gf_mt_grp *g, uint32_t n, uint32_t cand_players, const gf_mt_shape *sh)
-{
-    const gf_mt_hot *sk = &c->hot[s];
-    uint32_t *all = x->all, *suffix = x->suffix, *cand = x->cand;
-    double *key = x->key;
-    uint32_t m = 0, players = cand_players;
-    for (uint32_t i = 1; i < g->st.len; i++) {
-        all[m++] = g->rank[i];
-        players += c->hot[g->rank[i]].size;
-    }
-    for (uint32_t i = 0; i < n; i++)
-        all[m++] = cand[i];
-    if (sk->size + players < sh->players)
-        return false;
-    uint32_t mask = g->st.common0;
-
-    for (uint32_t i = 0; i < m; i++) {
-        key[i] = p->by_time ? fabs((double)(c->cold[all[i]].queued - c->cold[s].queued))
-                            : fabs(c->hot[all[i]].skill - sk->skill);
-    }
-    sort_by(all, m, key);
-    suffix[m] = 0;
-    for (uint32_t i = m; i-- > 0;)
-        suffix[i] = suffix[i + 1] + c->hot[all[i]].size;
-    int budget = DFS_BUDGET;
-    gf_mt_grp_init(g, sk, s, sh, mask);
-    if (dfs(c, g, all, suffix, m, 0, sh, &budget))
-        return true;
-
-    for (uint32_t i = 0; i < m; i++)
-        key[i] = (double)c->cold[all[i]].queued;
-    sort_by(all, m, key);
-    gf_mt_grp_init(g, sk, s, sh, mask);
-    return greedy(c, g, all, m, sh);
+    grp_add(g, k, rank, sh);
+    return true;
 }

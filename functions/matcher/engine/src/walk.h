@@ -33,11 +33,8 @@ typedef struct gf_mt_grp {
 
 /* Per-tick buffers sized by the window (heap, not stack: windows may be 4096). */
 typedef struct gf_mt_scratch {
-    uint32_t *cand;   /* [window] candidates the greedy walk passed over */
-    uint32_t *all;    /* [window + players] fallback candidates */
-    uint32_t *suffix; /* [window + players + 1] */
-    double *key;      /* [window + players] */
-    size_t cap;       /* window + players */
+    uint32_t *cand; /* [window] candidates the greedy walk passed over */
+    uint32_t *all;  /* [window + GF_MATCH_MAX_PLAYERS] (gf_mt_parties_first) */
 } gf_mt_scratch;
 
 typedef struct gf_mt_shape {
@@ -62,11 +59,15 @@ void gf_mt_grp_init(gf_mt_grp *g, const gf_mt_hot *s, uint32_t rank, const gf_mt
 uint32_t gf_mt_walk(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
                     const gf_mt_shape *sh, uint32_t *cand, uint32_t *cand_players);
 
-/* The starvation fallback for a seed whose limits no longer widen, after the greedy walk
- * left *g short: a bounded exhaustive search over everything the walk saw in closeness
- * order, then greedy oldest first. True if a full valid group was found (in *g). */
-bool gf_mt_fallback(gf_mt_ctx *c, const gf_mt_scratch *x, uint32_t s, const gf_mt_part *p,
-                    gf_mt_grp *g, uint32_t n, uint32_t cand_players, const gf_mt_shape *sh);
+/* The walk left *g short (its members, then cand[0..n) passed over): offers the same
+ * tickets again, nearest first, parties before solo players. True if that fills the
+ * group; false at once if no party was passed over. all[]: window + players entries of
+ * scratch. */
+bool gf_mt_parties_first(gf_mt_ctx *c, uint32_t s, const gf_mt_part *p, gf_mt_grp *g,
+                         const uint32_t *cand, uint32_t n, const gf_mt_shape *sh, uint32_t *all);
+
+/* Adds k (rank `rank`) to the group if it stays valid for every member and packable. */
+bool gf_mt_grp_offer(gf_mt_grp *g, const gf_mt_hot *k, uint32_t rank, const gf_mt_shape *sh);
 
 /* What gf_mt_reach_possible() (reach.c) keeps per word of alive[] (64 ranks), built as
  * tests need it and kept current by gf_mt_reach_take(). Owned by the search, freed with
@@ -88,15 +89,34 @@ typedef struct gf_mt_reach {
 } gf_mt_reach;
 
 gf_err gf_mt_reach_init(gf_mt_ctx *c, gf_mt_reach *rc);
+/* The per-word acceptance bits (acc, built), allocated if the tests did not need them;
+ * then gf_mt_reach_acc(c, rc, at): word at's bits, one uint64_t per datacenter (bit b:
+ * rank at * 64 + b accepts it), built on first read. Also read by the exact search. */
+gf_err gf_mt_reach_acc_ready(gf_mt_ctx *c, gf_mt_reach *rc);
+const uint64_t *gf_mt_reach_acc(const gf_mt_ctx *c, gf_mt_reach *rc, size_t at);
 void gf_mt_reach_free(gf_mt_ctx *c, gf_mt_reach *rc);
 /* Rank r was matched. */
 void gf_mt_reach_take(gf_mt_reach *rc, uint32_t r);
 
 /* False if the walk from seed s, its group starting from datacenters `mask`, cannot fill
- * the shape: then it would see *seen tickets and form nothing (neither would the
- * starvation fallback). True when it may, or when the test cannot tell or is not worth
- * making. */
+ * the shape: then it would see *seen tickets and form nothing. True when it may, or when
+ * the test cannot tell or is not worth making. */
 bool gf_mt_reach_possible(const gf_mt_ctx *c, gf_mt_reach *rc, uint32_t s, const gf_mt_part *p,
                           uint32_t mask, const gf_mt_shape *sh, uint32_t *seen);
+
+/* exact.c: the exact search for a seed whose limits no longer widen (see there). Owned
+ * by the search (gf_mt_exact_create, gf_mt_exact_free); it reads rc's acceptance bits
+ * (made ready by create). One thread. */
+typedef struct gf_mt_exact gf_mt_exact;
+
+gf_err gf_mt_exact_create(gf_mt_ctx *c, gf_mt_reach *rc, gf_mt_exact **out);
+/* Rank r was matched (x may be NULL: not created yet). */
+void gf_mt_exact_take(const gf_mt_ctx *c, gf_mt_exact *x, uint32_t r);
+void gf_mt_exact_free(gf_mt_ctx *c, gf_mt_exact *x);
+/* A full valid group around seed rank s in partition p, into *g, with the narrowest skill
+ * range among the seed's candidates; false if there is none (or a bound cut the search
+ * short: counted in stats.exact_cut). */
+bool gf_mt_exact_group(gf_mt_ctx *c, gf_mt_exact *x, gf_mt_reach *rc, uint32_t s,
+                       const gf_mt_part *p, const gf_mt_shape *sh, gf_mt_grp *g);
 
 #endif

@@ -44,7 +44,8 @@ typedef struct gf_join_key {
 gf_err gf_join_key_read(const char *path, bool secret, uint8_t out[32], char *why, size_t why_size);
 
 /* Writes the 32 bytes as a key file. Refuses to overwrite (GF_ERR_CONFLICT when the
- * path exists); `secret` files are created with mode 0600, public ones 0644. */
+ * path exists); `secret` files are created with mode 0600, public ones 0644, both
+ * narrowed by the umask. */
 gf_err gf_join_key_write(const char *path, bool secret, const uint8_t key[32]);
 
 /* Fills `keys` (up to max) from JoinKey messages; GF_ERR_INVALID for a bad key_id or

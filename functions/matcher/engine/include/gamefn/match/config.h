@@ -93,7 +93,8 @@ typedef struct gf_match_config {
     gf_match_queue *queues;
     size_t queues_len;
     int64_t search_window; /* a seed's walk looks at up to 4 x this many tickets and keeps
-                              this many for the fallback (raised to 2 x a match's players) */
+                              this many for the fallback (raised to 2 x a match's players);
+                              0 = the table's default, set by gf_match_config_prepare() */
     int64_t clock_skew_ms; /* tickets queued at most this far in the future count as age 0 */
 } gf_match_config;
 
@@ -102,9 +103,9 @@ extern const gf_cfg_table gf_match_config_table;
 extern const gf_cfg_table gf_match_queue_table;
 extern const gf_cfg_table gf_match_dc_table;
 
-/* A queue with the reference constants: skill 50 / 4.5 / 1.35 / cap 600, ping 35 ms +
- * 15 ms per 4 s, cap 180 ms, TTL 5 min, floor 1000, average party skill. `shape` is
- * borrowed (may be NULL: then set teams/team_size). */
+/* A queue with every default of gf_match_queue_table's rows (the reference constants,
+ * docs/MATCHMAKING.md): what a YAML queue giving only name, mode and shape gets. `shape`
+ * is borrowed (may be NULL: then set teams/team_size). */
 void gf_match_queue_defaults(gf_match_queue *q, const char *name, gf_match_mode mode,
                              const char *shape);
 

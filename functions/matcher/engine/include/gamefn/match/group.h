@@ -19,20 +19,27 @@
 /* ---- datacenter choice --------------------------------------------------- */
 
 /* One member (ticket) of a group: its ping to each datacenter (ms rounded up,
- * GF_MATCH_PING_NONE when not measured) and its own current ping limit. */
+ * GF_MATCH_PING_NONE when not measured), its own current ping limit, its players (the
+ * weight of its ping in the totals; 0 counts as 1) and, optionally, its unrounded pings
+ * (NULL: the rounded ones are exact, as they are for whole-millisecond pings). */
 typedef struct gf_match_dc_member {
     const uint16_t *ping; /* [ndcs] */
     int64_t limit_ms;
+    uint32_t players;
+    const double *exact; /* [ndcs] or NULL; read only where ping[] is measured */
 } gf_match_dc_member;
 
 typedef struct gf_match_dc_choice {
     uint32_t dc;
-    uint32_t max_ping_ms;   /* worst member ping */
-    uint32_t total_ping_ms; /* sum over members (tickets) */
+    uint32_t max_ping_ms;   /* worst member ping (rounded up) */
+    uint32_t total_ping_ms; /* sum over players: each ticket's ping (rounded up) x its players */
 } gf_match_dc_choice;
 
 /* Every datacenter that every member measured and accepts (ping <= own limit), best
- * first: lowest total ping, then lowest worst ping, then lowest index. Writes at most
+ * first: lowest total ping over all players, then lowest worst ping, then lowest index —
+ * compared on the exact pings, so with fractional pings two entries within a millisecond
+ * per player of each other may come in the other order than their rounded totals.
+ * ndcs is at most 32 (GF_MATCH_MAX_DCS; further ones are not looked at). Writes at most
  * ndcs entries to out and returns their count; 0 = no common datacenter. */
 size_t gf_match_dc_rank(const gf_match_dc_member *members, size_t k, size_t ndcs,
                         gf_match_dc_choice *out);

@@ -75,8 +75,9 @@ typedef struct gf_match {
     uint32_t queue;           /* queue of the seed ticket (members may come from its playlist) */
     uint32_t region;          /* region of the chosen datacenter, dcs[0] */
     bool merged;              /* formed in a merged (low-population) pool */
-    bool starved;             /* formed by the starvation fallback: its seed's limits no
-                                 longer widen and the nearest-first walk fell short */
+    bool starved;             /* formed by the exact search for a seed whose limits no
+                                 longer widen, after the nearest-first walk fell short */
+    uint32_t seed;            /* input index of the ticket whose turn formed it */
     gf_match_member *members; /* grouped by team, team 0 first */
     uint32_t members_len;
     gf_match_dc_choice *dcs; /* every acceptable datacenter, best first; dcs[0] chosen */
@@ -101,6 +102,10 @@ typedef struct gf_match_unmatched {
     uint32_t ticket; /* index into the input tickets */
     uint8_t why;     /* gf_match_why */
     uint8_t bad;     /* gf_match_bad when why == INVALID */
+    /* Its turn as a seed came after matches[0, turn) were formed: the tickets waiting then
+     * were the pool less their members (for audits). GF_MATCH_NONE if it had no turn
+     * (invalid, expired, or no datacenter within its own ping limit). */
+    uint32_t turn;
     gf_match_miss miss;
 } gf_match_unmatched;
 
@@ -121,8 +126,13 @@ typedef struct gf_match_stats {
     size_t partitions;
     size_t seeds_tried;     /* walks: one per seed (per seed and datacenter, ping_first) */
     size_t candidates_seen; /* tickets looked at by the walks */
-    size_t bytes_peak;      /* most engine memory live at once during the tick */
-    size_t bytes_total;     /* everything the tick allocated, summed */
+    /* The exact search of seeds whose limits no longer widen (docs/MATCHMAKING.md): seeds
+     * searched, matches it formed, searches that a bound cut short (candidates or words
+     * per side, the fill search's nodes, or the tick's budget: only then can a valid
+     * group around such a seed have been missed), and the budget's steps used. */
+    size_t exact_searches, exact_matches, exact_cut, exact_steps;
+    size_t bytes_peak;  /* most engine memory live at once during the tick */
+    size_t bytes_total; /* everything the tick allocated, summed */
     /* Thread CPU time per phase, ms (for benchmarks; not part of the decision):
      * ingest (validation), dedup, partition, layout (sorts), search, diagnose. */
     double phase_ms[GF_MATCH_PHASES];

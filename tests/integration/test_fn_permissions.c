@@ -1,0 +1,152 @@
+/*
+ * test_fn_permissions.c — the shipped least-privilege users (deploy/nats/accounts.conf)
+ * against a real nats-server: the file passes `nats-server -t`; echo runs under its
+ * user; a gateway with its own inbox prefix gets answers but cannot reach discovery or
+ * the JetStream API; a function user (the FUNCTION block) can create a stream but not
+ * delete one; and a hostile reply subject changes nothing, through either layer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fn_support.h"
+
+#define ECHO "functions/echo/gamefn-echo"
+
+static const char *const users[] = {"ADMIN", "ECHO", "ALLOCATOR", "GATEWAY", "GAMESERVER"};
+
+static char accounts_path[512];
+
+/* The passwords the file reads from nats-server's environment: "pw-<user>". */
+static void set_passwords(void)
+{
+    for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
+        char name[64], value[64];
+        snprintf(name, sizeof name, "GAMEFN_%s_PASSWORD", users[i]);
+        snprintf(value, sizeof value, "pw-%s", users[i]);
+        setenv(name, value, 1);
+    }
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    static char buf[32768];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static natsConnection *connect_as(gf_fnenv *env, const char *user, const char *inbox_prefix)
+{
+    natsOptions *o = NULL;
+    natsConnection *nc = NULL;
+    char url[256], upper[32];
+    size_t i = 0;
+    for (; user[i] && i < sizeof upper - 1; i++)
+        upper[i] = (char)(user[i] >= 'a' && user[i] <= 'z' ? user[i] - 32 : user[i]);
+    upper[i] = '\0';
+    snprintf(url, sizeof url, "nats://%s:pw-%s@127.0.0.1:%d", user, upper,
+             gf_natsd_port(env->natsd));
+    assert_int_equal(natsOptions_Create(&o), NATS_OK);
+    natsOptions_SetURL(o, url);
+    natsOptions_SetSendAsap(o, true);
+    if (inbox_prefix)
+        assert_int_equal(natsOptions_SetCustomInboxPrefix(o, inbox_prefix), NATS_OK);
+    assert_int_equal(natsConnection_Connect(&nc, o), NATS_OK);
+    natsOptions_Destroy(o);
+    return nc;
+}
+
+static void the_file_passes_nats_server_t(void **state)
+{
+    char bin[512], log[300];
+    const char *server = getenv("GAMEFN_NATS_SERVER");
+    snprintf(bin, sizeof bin, "%s", server && server[0] ? server : "/usr/sbin/nats-server");
+    snprintf(log, sizeof log, "/tmp/gamefn-accounts-t-%d.log", (int)getpid());
+    char *argv[] = {bin, "-t", "-c", accounts_path, NULL};
+    gf_proc p = {0};
+    assert_int_equal(gf_proc_spawn(&p, argv, NULL, log), 0);
+    assert_int_equal(gf_proc_wait(&p, 10000), 0);
+    if (!gf_proc_exited_with(&p, 0))
+        gf_proc_dump_log(&p, 20);
+    assert_true(gf_proc_exited_with(&p, 0));
+    remove(log);
+}
+
+static void roles_under_the_shipped_users(void **state)
+{
+    gf_natsd_opts natsd = {.extra_config = read_file(accounts_path)};
+    gf_fnenv_opts opts = {
+        .natsd = &natsd,
+        .nats_yaml = "  user: echo\n  password: pw-ECHO\n",
+        .no_client = true,
+    };
+    gf_fnenv env;
+    gf_proc echo = {0};
+    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
+    env.nc = connect_as(&env, "admin", NULL); /* waits for PING, inspects streams */
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 1000;
+    assert_int_equal(natsConnection_JetStream(&env.js, env.nc, &jo), NATS_OK);
+
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &echo, ECHO, "echo", "e1", NULL), 0);
+    assert_int_equal(gf_fnenv_log_count(&echo, "Permissions Violation"), 0);
+
+    /* A gateway, on its own inbox prefix, is answered by echo. */
+    natsConnection *gw = connect_as(&env, "gateway", "_INBOX.gw");
+    natsMsg *reply = NULL;
+    assert_int_equal(natsConnection_Request(&reply, gw, "gamefn.v1.echo", "hi", 2, 3000), NATS_OK);
+    assert_int_equal(natsMsg_GetDataLength(reply), 2);
+    natsMsg_Destroy(reply);
+    /* ... but reaches neither discovery nor the JetStream API. */
+    assert_int_not_equal(natsConnection_Request(&reply, gw, "$SRV.PING", NULL, 0, 500), NATS_OK);
+    assert_int_not_equal(natsConnection_Request(&reply, gw, "$JS.API.INFO", NULL, 0, 500), NATS_OK);
+
+    /* A function user (the FUNCTION block) creates what it declares, deletes nothing. */
+    natsConnection *fn = connect_as(&env, "allocator", NULL);
+    jsCtx *fjs = NULL;
+    assert_int_equal(natsConnection_JetStream(&fjs, fn, &jo), NATS_OK);
+    assert_int_equal(gf_fnenv_add_stream(fjs, "VICTIM", "victim.>"), NATS_OK);
+    assert_int_not_equal(js_DeleteStream(fjs, "VICTIM", NULL, NULL), NATS_OK);
+
+    /* The confused deputy through echo, from the gateway: refused twice over. */
+    assert_int_equal(natsConnection_PublishRequest(gw, "gamefn.v1.echo",
+                                                   "$JS.API.STREAM.DELETE.VICTIM", NULL, 0),
+                     NATS_OK);
+    assert_int_equal(natsConnection_Request(&reply, gw, "gamefn.v1.echo", "ok", 2, 3000), NATS_OK);
+    natsMsg_Destroy(reply);
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, env.js, "VICTIM", NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+
+    jsCtx_Destroy(fjs);
+    natsConnection_Destroy(fn);
+    natsConnection_Destroy(gw);
+    assert_true(gf_fnenv_stop(&echo, 10000));
+    gf_fnenv_free(&env);
+}
+
+int main(void)
+{
+    const char *src = getenv("GAMEFN_SOURCE_DIR");
+    snprintf(accounts_path, sizeof accounts_path, "%s/deploy/nats/accounts.conf",
+             src && src[0] ? src : ".");
+    set_passwords();
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(the_file_passes_nats_server_t),
+        cmocka_unit_test(roles_under_the_shipped_users),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

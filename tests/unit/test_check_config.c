@@ -1,0 +1,127 @@
+/*
+ * test_check_config.c — `gamefn check-config` checks every `functions.<name>` section
+ * with the table its function registered (tools/gamefn/functions.c): good sections
+ * pass, a broken one fails at its file:line:column with the full key, and a name no
+ * function has is reported (with the closest known name when there is one).
+ */
+#include "test_config_util.h"
+
+#include <unistd.h>
+
+#include "cli.h"
+
+static char path[64];
+
+static gf_err check(const char *yaml, gf_config_error *err)
+{
+    snprintf(path, sizeof path, "/tmp/gamefn-check-XXXXXX");
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, yaml, strlen(yaml)), (ssize_t)strlen(yaml));
+    close(fd);
+    size_t n = 0;
+    const gf_config_section *sections = gf_cli_functions(&n);
+    gf_config *cfg = NULL;
+    gf_err rc = gf_config_load_all(path, sections, n, &cfg, err);
+    if (rc == GF_OK)
+        assert_null(cfg->function);
+    gf_config_free(cfg);
+    unlink(path);
+    return rc;
+}
+
+#define MATCHER_OK                                                                                 \
+    "  matcher:\n"                                                                                 \
+    "    matchmaking:\n"                                                                           \
+    "      datacenters: [{name: eu-west, region: eu}]\n"                                           \
+    "      queues:\n"                                                                              \
+    "        - {name: duel, mode: hybrid, shape: 1v1}\n"
+
+static void registry_knows_every_function(void **state)
+{
+    static const char *const names[] = {"echo",    "intake", "ticker",
+                                        "matcher", "fleet",  "allocator"};
+    size_t n = 0;
+    const gf_config_section *s = gf_cli_functions(&n);
+    assert_int_equal(n, sizeof names / sizeof names[0]);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(s[i].name, names[i]);
+    for (size_t i = 0; i < n; i++) {
+        gf_config_error err;
+        if (gf_config_table_check(s[i].table, &err) != GF_OK)
+            fail_msg("table of %s: %s", s[i].name, err.message);
+    }
+}
+
+static void good_sections_pass(void **state)
+{
+    gf_config_error err;
+    assert_int_equal(check("log: {}\n", &err), GF_OK);
+    assert_int_equal(check("functions:\n  echo:\n    max_payload: 1KiB\n" MATCHER_OK, &err), GF_OK);
+    assert_int_equal(check("functions:\n  echo:\n" MATCHER_OK, &err), GF_OK);
+}
+
+static void shipped_config_passes(void **state)
+{
+    gf_config_error err;
+    size_t n = 0;
+    const gf_config_section *sections = gf_cli_functions(&n);
+    gf_config *cfg = NULL;
+    char shipped[512];
+    snprintf(shipped, sizeof shipped, "%s/config/gamefn.yaml", GAMEFN_SOURCE_DIR);
+    if (gf_config_load_all(shipped, sections, n, &cfg, &err) != GF_OK)
+        fail_msg("%s", err.message);
+    gf_config_free(cfg);
+}
+
+typedef struct bad_case {
+    const char *yaml;
+    int line, column;
+    const char *key;
+    const char *text;
+} bad_case;
+
+static const bad_case bad[] = {
+    {"functions:\n  echo:\n    max_payload: lots\n", 3, 18, "functions.echo.max_payload",
+     "'lots' is not a size"},
+    {"functions:\n  echo:\n    max_paylod: 1KiB\n", 3, 5, "functions.echo.max_paylod",
+     "did you mean 'max_payload'"},
+    {"functions:\n  echo: [1]\n", 2, 9, "functions.echo", "expected mapping"},
+    {"functions:\n" MATCHER_OK "        - {name: ffa, shape: 5v4}\n", 7, 30,
+     "functions.matcher.matchmaking.queues[1].shape", "'5v4' is not a shape"},
+    {"functions:\n  matcher:\n    matchmaking:\n      queues: [{name: q, shape: 1v1}]\n", 4, 7,
+     "functions.matcher.matchmaking.datacenters", "required key is missing"},
+    {"functions:\n  fleet:\n    datacenters: [{name: eu, floor: 9, ceiling: 2}]\n"
+     "    join_keys: [{key_id: k, public_key: p}]\n",
+     3, 37, "functions.fleet.datacenters[0].floor", "above ceiling"},
+    {"functions:\n  allocator:\n    key_id: k\n", 3, 5, "functions.allocator.signing_key",
+     "required key is missing"},
+    {"functions:\n  echo: {}\n  echoo: {}\n", 3, 3, "functions.echoo",
+     "unknown function 'echoo' (did you mean 'echo'?)"},
+    {"functions:\n  leaderboard: {}\n", 2, 3, "functions.leaderboard",
+     "unknown function 'leaderboard' (known: echo, intake, ticker, matcher, fleet, allocator)"},
+    {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
+};
+
+static void broken_sections_fail_where_they_are(void **state)
+{
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gf_config_error err;
+        if (check(bad[i].yaml, &err) != GF_ERR_CONFIG)
+            fail_msg("case %zu passed", i);
+        if (err.line != bad[i].line || err.column != bad[i].column ||
+            strcmp(err.key, bad[i].key) != 0 || !strstr(err.text, bad[i].text))
+            fail_msg("case %zu: got %s", i, err.message);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(registry_knows_every_function),
+        cmocka_unit_test(good_sections_pass),
+        cmocka_unit_test(shipped_config_passes),
+        cmocka_unit_test(broken_sections_fail_where_they_are),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
