@@ -8,8 +8,9 @@
  *   fleet_release.c  what a match's end or a server's removal does to the `players`
  *                    and `matches` buckets (through mmstore, the matchmaking seam)
  *
- * Threads: each request endpoint and the tick run on their own nats.c threads, the
- * demand subscription on another, the mirror on its own. Shared mutable state is the
+ * Threads: register and heartbeat run 4 handlers each, deregister, keys and the tick
+ * one each, the demand subscription and the mirror their own threads. Handlers share
+ * nothing but what is listed here. Shared mutable state is the
  * demand history and the sweep's memory, both under `lock`; everything else is set
  * in init and read-only afterwards.
  */
