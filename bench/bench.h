@@ -14,5 +14,6 @@ int gf_bench_match(int argc, char **argv);       /* matchmaking engine tick */
 int gf_bench_partitioned(int argc, char **argv); /* events/s through a partitioned consumer */
 int gf_bench_intake(int argc, char **argv);      /* ticket.create rate of intake replicas */
 int gf_bench_service(int argc, char **argv);     /* intake + ticker + matchers: time to match */
+int gf_bench_alloc(int argc, char **argv);       /* allocator + fleet + simulated servers */
 
 #endif

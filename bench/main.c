@@ -19,6 +19,8 @@ static const struct subcommand subcommands[] = {
     {"intake", gf_bench_intake, "ticket.create requests per second through intake replicas"},
     {"service", gf_bench_service,
      "intake, ticker and matchers: tickets claimed per second, time to match"},
+    {"alloc", gf_bench_alloc,
+     "allocation: Match published -> tickets ASSIGNED, with simulated servers"},
 };
 
 static void usage(FILE *f)

@@ -33,7 +33,7 @@ declare -A owner=(
   [limits.h]=core [subjects.h]=core # constants only, shared by every layer
   [config.h]=config
   [wire_error.h]=wire [partition.h]=wire
-  [conn.h]=nats [kv.h]=nats [lease.h]=nats [publish.h]=nats
+  [conn.h]=nats [kv.h]=nats [kv_watch.h]=nats [lease.h]=nats [publish.h]=nats
   [provision.h]=provision
   [srv.h]=discovery
   [endpoint.h]=endpoints

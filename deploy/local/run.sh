@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The main job on one machine: install what is missing, build, start a local
-# nats-server with JetStream, provision streams and buckets from config/, start
-# every function, and stop everything cleanly on Ctrl-C or after --seconds N.
+# nats-server with JetStream, provision streams and buckets from config/, make the
+# join-token key pair (once), start every function and the simulated game servers
+# (gamefn-gamesim: two per datacenter, up to eight as the warm pool asks), and stop
+# everything cleanly on Ctrl-C or after --seconds N.
 #
 # usage: deploy/local/run.sh [--seconds N] [--fresh] [--no-build] [--build-dir DIR] [--data DIR]
 #   --seconds N      run for N seconds, then stop (default: until Ctrl-C)
@@ -85,9 +87,18 @@ for _ in $(seq 1 100); do curl -sf "$monitor/healthz?js-enabled-only=true" >/dev
 echo "   NATS at $url (monitoring $monitor); no authentication: local use only" >&2
 
 export GAMEFN_NATS_URL="$url"
-export GAMEFN_CONFIG="$root/config/gamefn.yaml"
+# config/gamefn.yaml names the join-token key files under deploy/local/data/keys; the
+# functions read a copy naming the ones of this data directory (--data).
+sed "s|deploy/local/data/keys/|$data/keys/|g" "$root/config/gamefn.yaml" > "$data/gamefn.yaml"
+export GAMEFN_CONFIG="$data/gamefn.yaml"
 echo "== provisioning JetStream from config/gamefn.yaml" >&2
 "$build/tools/gamefn" provision
+
+if [ ! -f "$data/keys/local.key" ]; then
+  echo "== making the join-token key pair ($data/keys)" >&2
+  mkdir -p "$data/keys"
+  "$build/tools/gamefn" keygen --key-id local --dir "$data/keys" >/dev/null
+fi
 
 echo "== starting functions" >&2
 for bin in "$build"/functions/*/gamefn-*; do
@@ -98,6 +109,16 @@ for bin in "$build"/functions/*/gamefn-*; do
   names+=("$name")
   echo "   $name (pid $!) logs: $data/logs/$name.log" >&2
 done
+
+# Simulated game servers and their orchestrator adapter, in every datacenter of
+# functions.fleet (PROTOCOL.md §8; docs/OPERATIONS.md "Game servers and orchestrator
+# adapters").
+dcs="$(sed -n '/^  fleet:/,/^  [a-z]*:$/s/.*{name: \([A-Za-z0-9_-]*\),.*/\1/p' "$GAMEFN_CONFIG" | sed 's/$/=2:8/' | paste -sd, -)"
+"$build/support/gamesim/gamefn-gamesim" --servers "$dcs" --play 20s \
+  >"$data/logs/gamefn-gamesim.log" 2>&1 &
+pids+=("$!")
+names+=("gamefn-gamesim")
+echo "   gamefn-gamesim (pid $!, servers $dcs) logs: $data/logs/gamefn-gamesim.log" >&2
 
 if [ "$seconds" -gt 0 ]; then
   echo "== running for $seconds s" >&2

@@ -9,6 +9,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sodium.h>
 
@@ -37,4 +39,47 @@ gf_err gf_join_token_sign(const uint8_t *claims, size_t claims_len,
     *token = t;
     *token_len = claims_len + GF_WIRE_JOIN_SIG_LEN;
     return GF_OK;
+}
+
+gf_err gf_join_secret_load(const char *path, uint8_t sk[GF_WIRE_JOIN_SK_LEN],
+                           uint8_t pk[GF_WIRE_JOIN_PK_LEN], char *why, size_t why_size)
+{
+    uint8_t seed[crypto_sign_SEEDBYTES], public_key[GF_WIRE_JOIN_PK_LEN];
+    if (sodium_init() < 0)
+        return GF_ERR_IO;
+    gf_err err = gf_join_key_read(path, true, seed, why, why_size);
+    if (err == GF_OK && crypto_sign_seed_keypair(public_key, sk, seed) != 0)
+        err = GF_ERR_IO;
+    if (err == GF_OK && pk)
+        memcpy(pk, public_key, sizeof public_key);
+    sodium_memzero(seed, sizeof seed);
+    return err;
+}
+
+gf_err gf_join_keygen(const char *secret_path, const char *public_path,
+                      uint8_t pk[GF_WIRE_JOIN_PK_LEN])
+{
+    uint8_t seed[crypto_sign_SEEDBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    uint8_t public_key[GF_WIRE_JOIN_PK_LEN];
+    struct stat st;
+    if (!secret_path || !public_path || strcmp(secret_path, public_path) == 0)
+        return GF_ERR_INVALID;
+    if (sodium_init() < 0)
+        return GF_ERR_IO;
+    /* Check both first, so a refusal writes nothing. */
+    if (stat(secret_path, &st) == 0 || stat(public_path, &st) == 0)
+        return GF_ERR_CONFLICT;
+    randombytes_buf(seed, sizeof seed);
+    crypto_sign_seed_keypair(public_key, sk, seed);
+    gf_err err = gf_join_key_write(secret_path, true, seed);
+    if (err == GF_OK) {
+        err = gf_join_key_write(public_path, false, public_key);
+        if (err != GF_OK)
+            unlink(secret_path);
+    }
+    if (err == GF_OK && pk)
+        memcpy(pk, public_key, sizeof public_key);
+    sodium_memzero(seed, sizeof seed);
+    sodium_memzero(sk, sizeof sk);
+    return err;
 }

@@ -260,34 +260,46 @@ void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, 
     free(buf);
 }
 
+gf_err gf_mmstore_decide(gf_mmstore *s, const char *match_id, const uint8_t *buf, size_t len,
+                         Gamefn__V1__MatchOutcome **out, bool *created)
+{
+    uint8_t *held = NULL;
+    size_t held_len = 0;
+    uint64_t rev = 0;
+    gf_tickets_problem p;
+    *out = NULL;
+    if (created)
+        *created = false;
+    gf_mm_op op = {
+        .kind = GF_MM_CREATE, .bucket = GF_MM_MATCHES, .key = match_id, .data = buf, .len = len};
+    gf_err err = gf_mmstore_write(s, &op);
+    if (err == GF_OK) {
+        if (created)
+            *created = true;
+        return gf_outcome_decode(buf, len, match_id, out, &p);
+    }
+    if (err != GF_ERR_CONFLICT)
+        return err;
+    /* Someone decided first: read what. */
+    err = gf_mmstore_get(s, GF_MM_MATCHES, match_id, &held, &held_len, &rev);
+    if (err == GF_OK)
+        err = gf_outcome_decode(held, held_len, match_id, out, &p);
+    free(held);
+    return err;
+}
+
 gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_reason,
                               const char *ticket_id, const char *decided_by, int64_t now_ms,
                               Gamefn__V1__MatchOutcome **out)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    uint64_t rev = 0;
     gf_tickets_problem p;
     *out = NULL;
     gf_err err = gf_outcome_abort_pack(match_id, (Gamefn__V1__MatchAbortReason)abort_reason,
                                        ticket_id, NULL, decided_by, now_ms, &buf, &len, &p);
-    if (err != GF_OK)
-        return err;
-    gf_mm_op op = {
-        .kind = GF_MM_CREATE, .bucket = GF_MM_MATCHES, .key = match_id, .data = buf, .len = len};
-    err = gf_mmstore_write(s, &op);
-    if (err == GF_OK) {
-        err = gf_outcome_decode(buf, len, match_id, out, &p);
-        free(buf);
-        return err;
-    }
-    free(buf);
-    if (err != GF_ERR_CONFLICT)
-        return err;
-    /* Someone decided first: read what. */
-    err = gf_mmstore_get(s, GF_MM_MATCHES, match_id, &buf, &len, &rev);
     if (err == GF_OK)
-        err = gf_outcome_decode(buf, len, match_id, out, &p);
+        err = gf_mmstore_decide(s, match_id, buf, len, out, NULL);
     free(buf);
     return err;
 }

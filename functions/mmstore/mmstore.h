@@ -18,6 +18,7 @@
 #ifndef GAMEFN_MMSTORE_H
 #define GAMEFN_MMSTORE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,12 @@ void gf_mmstore_push(gf_mmstore *s, const char *ticket_id, const void *data, siz
  * replacing the reason's sentence). */
 void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, uint64_t revision,
                             const char *note);
+
+/* Decides match `match_id`: creates matches/<match_id> from `buf` (a packed MatchOutcome)
+ * unless an outcome exists, and returns in *out the outcome that holds afterwards (ours,
+ * or the one written first); *created (may be NULL) says which. Caller frees *out. */
+gf_err gf_mmstore_decide(gf_mmstore *s, const char *match_id, const uint8_t *buf, size_t len,
+                         Gamefn__V1__MatchOutcome **out, bool *created);
 
 /* Ends the claim of match `match_id` on one of its tickets: creates matches/<match_id> =
  * ABORTED (reason, the ticket that caused it: may be NULL) unless an outcome exists, and

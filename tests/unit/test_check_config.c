@@ -39,7 +39,8 @@ static gf_err check(const char *yaml, gf_config_error *err)
 
 static void registry_knows_every_function(void **state)
 {
-    static const char *const expected[] = {"echo", "intake", "ticker", "matcher"};
+    static const char *const expected[] = {"echo",    "intake", "ticker",
+                                           "matcher", "fleet",  "allocator"};
     size_t n = 0;
     const gf_config_section *s = gf_cli_functions(&n);
     assert_int_equal(n, sizeof expected / sizeof expected[0]);
@@ -92,10 +93,15 @@ static const bad_case bad[] = {
      "functions.matcher.matchmaking.datacenters", "required key is missing"},
     {"functions:\n  intake:\n    concurrency: 0\n", 3, 18, "functions.intake.concurrency",
      "out of range"},
+    {"functions:\n  fleet:\n    datacenters: [{name: eu, floor: 9, ceiling: 2}]\n"
+     "    join_keys: [{key_id: k, public_key: p}]\n",
+     3, 37, "functions.fleet.datacenters[0].floor", "above ceiling"},
+    {"functions:\n  allocator:\n    key_id: k\n", 3, 5, "functions.allocator.signing_key",
+     "required key is missing"},
     {"functions:\n  echo: {}\n  echoo: {}\n", 3, 3, "functions.echoo",
      "unknown function 'echoo' (did you mean 'echo'?)"},
     {"functions:\n  leaderboard: {}\n", 2, 3, "functions.leaderboard",
-     "unknown function 'leaderboard' (known: echo, intake, ticker, matcher)"},
+     "unknown function 'leaderboard' (known: echo, intake, ticker, matcher, fleet, allocator)"},
     {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
 };
 

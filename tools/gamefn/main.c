@@ -8,6 +8,8 @@
  *                                            consumer in config; conflicts are reported
  *   gamefn [--config FILE] services [--wait MS]
  *                                            list running function instances ($SRV.STATS)
+ *   gamefn keygen [--key-id ID] [--dir DIR]  make the join-token key pair (keys_cmd.c)
+ *   gamefn [--config FILE] verify-token ...  check a join token like a game server does
  *
  * The NATS URL comes from config or GAMEFN_NATS_URL, like every function.
  */
@@ -28,7 +30,12 @@ static void usage(FILE *f)
                "  check-config          validate the configuration file, every function's\n"
                "                        section included\n"
                "  provision [--update]  create/verify streams, buckets and consumers from config\n"
-               "  services [--wait MS]  list running function instances and their stats\n\n"
+               "  services [--wait MS]  list running function instances and their stats\n"
+               "  keygen [--key-id ID] [--dir DIR]\n"
+               "                        make a join-token key pair (secret file mode 0600)\n"
+               "  verify-token (--public-key FILE | --keys) (--token HEX | --token-file FILE)\n"
+               "               [--server ID] [--player ID] [--now UNIX_MS]\n"
+               "                        check a join token: signature, time, server, player\n\n"
                "--config defaults to $GAMEFN_CONFIG, else config/gamefn.yaml.\n");
 }
 
@@ -64,6 +71,10 @@ int main(int argc, char **argv)
     int i = optind;
     const char *cmd = argv[i];
     gf_log_init("gamefn", GF_LOG_INFO);
+    if (strcmp(cmd, "keygen") == 0)
+        return gf_cli_keygen(argc - i, argv + i);
+    if (strcmp(cmd, "verify-token") == 0)
+        return gf_cli_verify_token(path, argc - i, argv + i);
 
     gf_config *cfg = NULL;
     gf_config_error err;

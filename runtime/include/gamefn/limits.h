@@ -35,6 +35,7 @@ enum {
     GF_WIRE_JOIN_PK_LEN = 32,       /* Ed25519 public key */
     GF_WIRE_JOIN_SK_LEN = 64,       /* Ed25519 secret key (libsodium layout: seed || pk) */
     GF_WIRE_JOIN_NONCE_LEN = 16,
+    GF_WIRE_JOIN_SKEW_MS = 5000, /* clock skew verifiers allow on issued and expires */
 };
 
 #define GF_WIRE_RATING_ABS_MAX 1e6                    /* |PartyMember.rating|, PartyMember.sigma */

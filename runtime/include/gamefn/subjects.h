@@ -14,6 +14,11 @@
 #define GF_WIRE_SUBJ_MATCHMAKING_QUEUES "gamefn.v1.matchmaking.queues"
 #define GF_WIRE_SUBJ_FLEET_REGISTER     "gamefn.v1.fleet.register"
 #define GF_WIRE_SUBJ_FLEET_HEARTBEAT    "gamefn.v1.fleet.heartbeat"
+#define GF_WIRE_SUBJ_FLEET_DEREGISTER   "gamefn.v1.fleet.deregister"
+#define GF_WIRE_SUBJ_FLEET_KEYS         "gamefn.v1.fleet.keys"
+#define GF_WIRE_SUBJ_FLEET_SCALE        "gamefn.v1.fleet.scale"  /* .<datacenter> */
+#define GF_WIRE_SUBJ_FLEET_DEMAND       "gamefn.v1.fleet.demand" /* .<datacenter> */
+#define GF_WIRE_SUBJ_TICK_FLEET         "gamefn.v1.tick.fleet"
 #define GF_WIRE_SUBJ_LEADERBOARD_QUERY  "gamefn.v1.leaderboard.query"
 #define GF_WIRE_SUBJ_ECHO               "gamefn.v1.echo"
 #define GF_WIRE_SUBJ_TICK_MATCHER       "gamefn.v1.tick.matcher" /* .<tick_group> */

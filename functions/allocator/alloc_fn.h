@@ -1,0 +1,39 @@
+/*
+ * alloc_fn.h — the allocator's running state (private to functions/allocator).
+ *
+ *   main.c        the function: config, keys, buckets, the fleet mirror, the endpoint
+ *   alloc_run.c   one Match from MATCHES to ASSIGNED (or back to the pool)
+ *
+ * Threads: the pull endpoint's thread(s) run alloc_on_match; the mirror has its own.
+ * The state is set in init and read-only afterwards.
+ */
+#ifndef GAMEFN_ALLOC_FN_H
+#define GAMEFN_ALLOC_FN_H
+
+#include <nats/nats.h>
+
+#include "alloc_config.h"
+#include "alloc_plan.h"
+#include "fleet_mirror.h"
+#include "gamefn/endpoint.h"
+#include "mmstore.h"
+
+/* GAMEFN_TEST_ALLOCATOR_PAUSE=<step>: tests make the allocator stop (sleep until
+ * killed) at one step of a match, to SIGKILL it there. Steps, in order: */
+#define ALLOC_STEPS "fenced server committed assigning assigned"
+
+typedef struct alloc_state {
+    const alloc_config *cfg;
+    const char *instance_id;
+    natsConnection *nc;
+    gf_mmstore *store; /* tickets, players, matches */
+    kvStore *fleet;
+    fleet_mirror *mirror;
+    uint8_t sk[GF_WIRE_JOIN_SK_LEN];
+    alloc_signer signer;
+    char pause_at[32]; /* "" in production */
+} alloc_state;
+
+gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg);
+
+#endif

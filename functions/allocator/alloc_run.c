@@ -1,0 +1,484 @@
+/*
+ * alloc_run.c — one Match, from the MATCHES work queue to ASSIGNED tickets (or back to
+ * the pool). docs/MATCHMAKING.md "Allocation" walks through it; in short:
+ *
+ *   0. matches/<m> decided already (a redelivery)? COMMITTED: finish the ticket writes;
+ *      ABORTED: return what is still claimed, free the server. Ack.
+ *   1. fencing: every ticket still CLAIMED by m, else abort (TICKET_LOST).
+ *   2. a server: the one already ALLOCATED to m (a previous delivery took it), else a
+ *      FREE fresh one by CAS, trying Match.datacenters best first, waiting for one
+ *      until created + deadline; none: abort (NO_SERVER).
+ *   3. sign one token per player, 4. create matches/<m> = COMMITTED — the single
+ *      point where the match happens (or, if that finds ABORTED, free the server and
+ *      return the tickets) — 5. write ASSIGNED into every ticket by CAS, push each
+ *      status, 6. ack.
+ *
+ * A SIGKILL anywhere leaves the match for the redelivery, which resumes at step 0 (after
+ * 4) or repeats 1–4 (before 4; the server taken in 2 is found again by its match id).
+ * Tickets are never half assigned: ASSIGNED is written only from a COMMITTED record,
+ * and released only after an ABORTED one.
+ *
+ * Errors: a malformed Match is terminated (dead letter); a NATS failure (timeout,
+ * leader change) returns GF_ERR_RETRY, so the match is redelivered and resumes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc_fn.h"
+#include "fleet_store.h"
+#include "gamefn/clock.h"
+#include "gamefn/function.h"
+#include "gamefn/log.h"
+#include "gamefn/subjects.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/record.h"
+#include "mmstore.h"
+
+enum { CANDIDATES = 8, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000 };
+
+typedef struct job {
+    alloc_state *st;
+    const gf_msg *msg;
+    alloc_match am;
+    int64_t last_progress; /* mono ms */
+    /* The tickets as the fencing check read them (per ticket; NULL when not read), so
+     * the first round of ticket writes needs no second read. */
+    Gamefn__V1__TicketRecord **read;
+    uint64_t *read_rev;
+} job;
+
+/* Long work tells the server the message is still being handled, so its ack wait
+ * (the consumer's backoff[0]) does not run out under a slow KV. */
+static void keep_alive(job *j)
+{
+    int64_t now = gf_clock_mono_ms();
+    if (now - j->last_progress >= PROGRESS_EVERY_MS) {
+        gf_msg_in_progress(j->msg);
+        j->last_progress = now;
+    }
+}
+
+/* Test-only: GAMEFN_TEST_ALLOCATOR_PAUSE=<step> stops here until the process is killed. */
+static void pause_at(job *j, const char *step)
+{
+    if (strcmp(j->st->pause_at, step) != 0)
+        return;
+    gf_log_warn("paused for a test", "step=%s match=%s", step, j->am.m->match_id);
+    for (;;)
+        gf_clock_sleep_ms(1000);
+}
+
+static gf_err retry_on(gf_err err)
+{
+    return err == GF_OK ? GF_OK : GF_ERR_RETRY;
+}
+
+static void publish_demand(job *j, const char *allocated_dc)
+{
+    Gamefn__V1__FleetDemand d = GAMEFN__V1__FLEET_DEMAND__INIT;
+    const Gamefn__V1__Match *m = j->am.m;
+    uint8_t buf[512];
+    char subject[128];
+    d.match_id = m->match_id;
+    d.queue = m->queue;
+    d.datacenter = m->datacenters[0]->datacenter;
+    d.allocated_datacenter = (char *)(uintptr_t)(allocated_dc ? allocated_dc : "");
+    d.players = (uint32_t)j->am.n_players;
+    d.unix_ms = gf_clock_unix_ms();
+    size_t len = gamefn__v1__fleet_demand__pack(&d, buf);
+    snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_FLEET_DEMAND, d.datacenter);
+    natsConnection_Publish(j->st->nc, subject, buf, (int)len);
+}
+
+/* ---- tickets -------------------------------------------------------------------- */
+
+static gf_err read_ticket(job *j, const char *ticket_id, Gamefn__V1__TicketRecord **rec,
+                          uint64_t *rev)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    *rec = NULL;
+    gf_err err = gf_mmstore_get(j->st->store, GF_MM_TICKETS, ticket_id, &buf, &len, rev);
+    if (err == GF_OK)
+        err = gf_ticket_decode(buf, len, ticket_id, rec, NULL);
+    free(buf);
+    return err;
+}
+
+/* One ticket being settled: what was read, what to write. */
+typedef struct settle_item {
+    const char *ticket_id;
+    Gamefn__V1__TicketRecord *cur;
+    gf_ticket_next next;
+    uint8_t *buf;
+    gf_mm_op op;
+    bool pending; /* still to settle */
+} settle_item;
+
+static void item_reset(settle_item *it)
+{
+    gf_ticket_free(it->cur);
+    free(it->buf);
+    it->cur = NULL;
+    it->buf = NULL;
+}
+
+/* Reads one pending ticket and prepares its write; clears `pending` when there is
+ * nothing of ours to write (no longer this match's, unreadable, or already settled). */
+static gf_err prepare(job *j, const Gamefn__V1__MatchOutcome *o, settle_item *it, size_t i)
+{
+    uint64_t rev = 0;
+    size_t len = 0;
+    gf_err err = GF_OK;
+    item_reset(it);
+    if (j->read && j->read[i]) { /* as fenced: taken once, a retry reads again */
+        it->cur = j->read[i];
+        rev = j->read_rev[i];
+        j->read[i] = NULL;
+    } else {
+        err = read_ticket(j, it->ticket_id, &it->cur, &rev);
+    }
+    if (err == GF_ERR_NOT_FOUND || err == GF_ERR_INVALID) {
+        gf_log_warn("ticket of a match unreadable; skipped", "match=%s ticket=%s err=%s",
+                    o->match_id, it->ticket_id, gf_err_str(err));
+        it->pending = false;
+        return GF_OK;
+    }
+    if (err != GF_OK)
+        return err;
+    err = gf_outcome_settle(o, it->cur, gf_clock_unix_ms(), &it->next, NULL);
+    if (err == GF_ERR_CONFLICT || err == GF_ERR_INVALID || (err == GF_OK && it->next.unchanged)) {
+        /* Not this match's any more (cancelled and released by its canceller), not in
+         * it, or already written: nothing of ours to write. */
+        it->pending = false;
+        return GF_OK;
+    }
+    if (err == GF_OK)
+        err = gf_ticket_pack(&it->next.rec, &it->buf, &len);
+    it->op = (gf_mm_op){.kind = GF_MM_UPDATE,
+                        .bucket = GF_MM_TICKETS,
+                        .key = it->ticket_id,
+                        .last = rev,
+                        .data = it->buf,
+                        .len = len};
+    return err;
+}
+
+/* Applies the decided outcome to every ticket of the match (gf_outcome_settle): the
+ * writes go out together, a lost race is re-read and retried, a ticket that no longer
+ * belongs to the match is left alone. Each write's status is pushed. */
+static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
+{
+    size_t n = j->am.n_tickets;
+    settle_item *items = calloc(n, sizeof *items);
+    gf_mm_op *ops = calloc(n, sizeof *ops);
+    size_t *of = calloc(n, sizeof *of); /* ops[k] is items[of[k]] */
+    gf_err err = items && ops && of ? GF_OK : GF_ERR_NOMEM;
+    /* Test-only: one write at a time, so a pause can fall between two of them. */
+    bool one_by_one = strcmp(j->st->pause_at, "assigning") == 0;
+    int rounds = TICKET_ATTEMPTS * (one_by_one ? (int)n : 1);
+    for (size_t i = 0; err == GF_OK && i < n; i++)
+        items[i] = (settle_item){.ticket_id = j->am.ticket_ids[i], .pending = true};
+    for (int round = 0; err == GF_OK && round < rounds; round++) {
+        size_t m = 0;
+        for (size_t i = 0; err == GF_OK && i < n && !(one_by_one && m == 1); i++) {
+            if (items[i].pending)
+                err = prepare(j, o, &items[i], i);
+            if (err == GF_OK && items[i].pending) {
+                of[m] = i;
+                ops[m++] = items[i].op;
+            }
+        }
+        if (err != GF_OK || m == 0)
+            break;
+        err = gf_mmstore_batch(j->st->store, ops, m);
+        for (size_t k = 0; k < m; k++) {
+            if (ops[k].err != GF_OK)
+                continue; /* a lost race: read again next round */
+            gf_mmstore_push_record(j->st->store, &items[of[k]].next.rec, ops[k].rev, NULL);
+            items[of[k]].pending = false;
+            if (one_by_one &&
+                o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED)
+                pause_at(j, "assigning");
+        }
+        keep_alive(j);
+    }
+    for (size_t i = 0; err == GF_OK && i < n; i++)
+        if (items[i].pending)
+            err = GF_ERR_CONFLICT; /* still racing after every attempt: redeliver */
+    for (size_t i = 0; items && i < n; i++)
+        item_reset(&items[i]);
+    free(items);
+    free(ops);
+    free(of);
+    return err;
+}
+
+/* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
+ * *err is set on a read failure. The records read are kept for the ticket writes. */
+static const char *fence(job *j, gf_err *err)
+{
+    *err = GF_OK;
+    j->read = calloc(j->am.n_tickets, sizeof *j->read);
+    j->read_rev = calloc(j->am.n_tickets, sizeof *j->read_rev);
+    for (size_t i = 0; i < j->am.n_tickets; i++) {
+        Gamefn__V1__TicketRecord *rec = NULL;
+        uint64_t rev = 0;
+        gf_err e = read_ticket(j, j->am.ticket_ids[i], &rec, &rev);
+        bool ours = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
+                    rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
+        if (j->read && j->read_rev) {
+            j->read[i] = rec;
+            j->read_rev[i] = rev;
+        } else {
+            gf_ticket_free(rec);
+        }
+        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID) {
+            *err = e;
+            return NULL;
+        }
+        if (!ours)
+            return j->am.ticket_ids[i];
+    }
+    return NULL;
+}
+
+static void forget_reads(job *j)
+{
+    for (size_t i = 0; j->read && i < j->am.n_tickets; i++)
+        gf_ticket_free(j->read[i]);
+    free(j->read);
+    free(j->read_rev);
+    j->read = NULL;
+    j->read_rev = NULL;
+}
+
+/* ---- the server ------------------------------------------------------------------- */
+
+/* Frees whatever server is ALLOCATED to this match (after an abort). */
+static void release_server(job *j)
+{
+    fleet_candidate c;
+    if (!fleet_mirror_find_match(j->st->mirror, j->am.m->match_id, &c))
+        return;
+    fleet_written w = {0};
+    if (fleet_store_release(j->st->fleet, c.key, j->am.m->match_id, &w) == GF_OK)
+        fleet_mirror_note(j->st->mirror, c.key, w.revision, w.data, w.len);
+    fleet_written_fini(&w);
+    fleet_candidates_free(&c, 1);
+}
+
+/* Tries the candidates of one datacenter; GF_OK with *out when one was taken. */
+static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
+{
+    fleet_candidate c[CANDIDATES];
+    int64_t now = gf_clock_unix_ms();
+    size_t n = fleet_mirror_candidates(j->st->mirror, dc, j->am.n_players, now, j->am.m->match_id,
+                                       c, CANDIDATES);
+    gf_err err = GF_ERR_NOT_FOUND;
+    for (size_t i = 0; i < n && err != GF_OK; i++) {
+        fleet_next next;
+        fleet_apply_allocate(c[i].rec, j->am.m->match_id, j->am.player_ids, j->am.n_players,
+                             j->am.ticket_ids, j->am.n_tickets, now, &next);
+        gf_err e = fleet_store_put(j->st->fleet, c[i].key, &next.rec, c[i].revision, out);
+        if (e == GF_OK) {
+            fleet_mirror_note(j->st->mirror, c[i].key, out->revision, out->data, out->len);
+            err = GF_OK;
+        } else if (e != GF_ERR_CONFLICT) {
+            gf_log_warn("server allocation write failed", "server=%s err=%s", c[i].key,
+                        gf_err_str(e));
+        }
+    }
+    fleet_candidates_free(c, n);
+    return err;
+}
+
+/* Step 2. GF_ERR_NOT_FOUND when no server came free before the deadline. */
+static gf_err take_server(job *j, fleet_written *out)
+{
+    const Gamefn__V1__Match *m = j->am.m;
+    fleet_candidate c;
+    if (j->msg->num_delivered > 1 && fleet_mirror_find_match(j->st->mirror, m->match_id, &c)) {
+        /* A previous delivery took it before it stopped: reuse, never allocate twice. */
+        fleet_problem p;
+        gf_err err = fleet_store_get(j->st->fleet, c.key, out, &p);
+        fleet_candidates_free(&c, 1);
+        if (err == GF_OK && out->rec->allocated_match_id &&
+            strcmp(out->rec->allocated_match_id, m->match_id) == 0)
+            return GF_OK;
+        fleet_written_fini(out);
+    }
+    int64_t deadline = m->created_unix_ms + j->st->cfg->deadline_ms;
+    uint64_t version = 0;
+    for (;;) {
+        for (size_t d = 0; d < m->n_datacenters; d++)
+            if (try_datacenter(j, m->datacenters[d]->datacenter, out) == GF_OK)
+                return GF_OK;
+        int64_t left = deadline - gf_clock_unix_ms();
+        if (left <= 0)
+            return GF_ERR_NOT_FOUND;
+        keep_alive(j);
+        fleet_mirror_wait_change(j->st->mirror, &version,
+                                 left < j->st->cfg->wait_slice_ms ? left
+                                                                  : j->st->cfg->wait_slice_ms);
+    }
+}
+
+/* ---- deciding ---------------------------------------------------------------------- */
+
+/* Creates the commit record from `buf` unless the match is decided already; *o is what
+ * holds afterwards. Our own decision is announced to the fleet (FleetDemand). */
+static gf_err decide(job *j, gf_err packed, uint8_t *buf, size_t len, const char *allocated_dc,
+                     Gamefn__V1__MatchOutcome **o)
+{
+    bool created = false;
+    gf_err err = packed;
+    if (err == GF_OK)
+        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, &created);
+    free(buf);
+    if (err == GF_OK && created)
+        publish_demand(j, allocated_dc);
+    return err;
+}
+
+static gf_err decide_abort(job *j, Gamefn__V1__MatchAbortReason reason, const char *ticket_id,
+                           Gamefn__V1__MatchOutcome **o)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    gf_err err = gf_outcome_abort_pack(j->am.m->match_id, reason, ticket_id, NULL,
+                                       j->st->instance_id, gf_clock_unix_ms(), &buf, &len, NULL);
+    err = decide(j, err, buf, len, NULL, o);
+    if (err == GF_OK)
+        gf_log_info("match aborted", "match=%s reason=%s ticket=%s", j->am.m->match_id,
+                    gf_outcome_abort_name(reason), ticket_id ? ticket_id : "-");
+    return err;
+}
+
+/* Steps 3 and 4 on the server taken: sign, then create the commit record. */
+static gf_err decide_commit(job *j, const Gamefn__V1__ServerRecord *server,
+                            Gamefn__V1__MatchOutcome **o)
+{
+    alloc_assignments a;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    int64_t now = gf_clock_unix_ms();
+    gf_err err = alloc_assignments_build(&j->am, server, &j->st->signer, now, &a);
+    if (err == GF_OK)
+        err = gf_outcome_commit_pack(j->am.m->match_id, a.v, a.n, j->st->instance_id, now, &buf,
+                                     &len, NULL);
+    alloc_assignments_fini(&a);
+    return decide(j, err, buf, len, server->datacenter, o);
+}
+
+/* Applies a decided outcome: the tickets, and the server of an aborted match. */
+static gf_err conclude(job *j, const Gamefn__V1__MatchOutcome *o)
+{
+    gf_err err = settle_all(j, o);
+    if (err == GF_OK && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_ABORTED)
+        release_server(j);
+    return err;
+}
+
+/* The commit record, if the match is decided already (o NULL when not). */
+static gf_err read_outcome(job *j, Gamefn__V1__MatchOutcome **o)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t rev = 0;
+    *o = NULL;
+    gf_err err = gf_mmstore_get(j->st->store, GF_MM_MATCHES, j->am.m->match_id, &buf, &len, &rev);
+    if (err == GF_OK)
+        err = gf_outcome_decode(buf, len, j->am.m->match_id, o, NULL);
+    free(buf);
+    return err == GF_ERR_NOT_FOUND ? GF_OK : err;
+}
+
+static gf_err allocate(job *j)
+{
+    const Gamefn__V1__Match *m = j->am.m;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    fleet_written server = {0};
+    /* On a first delivery the match cannot be decided yet, except by someone taking a
+     * ticket away (a cancel, an expired claim): the fencing check then fails and the
+     * abort finds that decision. A redelivery reads the record first. */
+    gf_err err = j->msg->num_delivered > 1 ? read_outcome(j, &o) : GF_OK;
+    if (err == GF_ERR_INVALID) {
+        gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
+                     m->match_id);
+        return GF_ERR_PERMANENT;
+    }
+    if (err == GF_OK && !o) {
+        const char *lost = fence(j, &err);
+        if (err == GF_OK && lost)
+            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_TICKET_LOST,
+                               lost, &o);
+    }
+    if (err == GF_OK && !o) {
+        pause_at(j, "fenced");
+        err = take_server(j, &server);
+        if (err == GF_ERR_NOT_FOUND)
+            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER,
+                               NULL, &o);
+        else if (err == GF_OK) {
+            pause_at(j, "server");
+            err = decide_commit(j, server.rec, &o);
+        }
+    }
+    if (err == GF_OK && server.rec && o &&
+        o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
+        const Gamefn__V1__Assignment *a = o->n_assignments ? o->assignments[0] : NULL;
+        if (a && strcmp(a->server_id, server.rec->server_id) != 0) {
+            /* An earlier delivery committed the match on another server: ours is spare. */
+            fleet_written w = {0};
+            char key[FLEET_KEY_MAX];
+            if (fleet_key(server.rec->datacenter, server.rec->server_id, key) &&
+                fleet_store_release(j->st->fleet, key, m->match_id, &w) == GF_OK)
+                fleet_mirror_note(j->st->mirror, key, w.revision, w.data, w.len);
+            fleet_written_fini(&w);
+        }
+    }
+    if (err == GF_OK && o) {
+        if (o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED)
+            pause_at(j, "committed");
+        err = conclude(j, o);
+    }
+    if (err == GF_OK)
+        pause_at(j, "assigned");
+    gf_outcome_free(o);
+    fleet_written_fini(&server);
+    forget_reads(j);
+    return err;
+}
+
+gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg)
+{
+    alloc_state *st = gf_fn_state(fn);
+    char why[256];
+    if (msg->len > GF_WIRE_MATCH_MAX) {
+        gf_log_warn("match refused: too large", "seq=%llu bytes=%zu",
+                    (unsigned long long)msg->stream_seq, msg->len);
+        return GF_ERR_PERMANENT;
+    }
+    Gamefn__V1__Match *m = gamefn__v1__match__unpack(NULL, msg->len, msg->data);
+    if (!m) {
+        gf_log_warn("match refused: not a Match", "seq=%llu", (unsigned long long)msg->stream_seq);
+        return GF_ERR_PERMANENT;
+    }
+    job j = {.st = st, .msg = msg, .last_progress = gf_clock_mono_ms()};
+    gf_err err = alloc_match_check(m, &j.am, why, sizeof why);
+    if (err != GF_OK) {
+        gf_log_warn("match refused", "seq=%llu why=\"%s\"", (unsigned long long)msg->stream_seq,
+                    why);
+        gamefn__v1__match__free_unpacked(m, NULL);
+        return GF_ERR_PERMANENT;
+    }
+    err = allocate(&j);
+    if (err != GF_OK && err != GF_ERR_PERMANENT)
+        gf_log_warn("match not finished; it will be redelivered", "match=%s err=%s", m->match_id,
+                    gf_err_str(err));
+    alloc_match_fini(&j.am);
+    gamefn__v1__match__free_unpacked(m, NULL);
+    return err == GF_ERR_PERMANENT ? err : retry_on(err);
+}

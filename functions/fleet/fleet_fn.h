@@ -1,0 +1,97 @@
+/*
+ * fleet_fn.h — the fleet function's running state and the pieces main.c wires to
+ * endpoints (private to functions/fleet).
+ *
+ *   fleet_serve.c    register, heartbeat, deregister, keys (request/reply, queue "fleet")
+ *   fleet_sweep.c    the tick: stale servers, abandoned allocations, the warm pool;
+ *                    the demand subscription that feeds the forecast
+ *   fleet_release.c  what a match's end or a server's removal does to the `players`
+ *                    and `matches` buckets (through mmstore, the matchmaking seam)
+ *
+ * Threads: register and heartbeat run 4 handlers each, deregister, keys and the tick
+ * one each, the demand subscription and the mirror their own threads. Handlers share
+ * nothing but what is listed here. Shared mutable state is the
+ * demand history and the sweep's memory, both under `lock`; everything else is set
+ * in init and read-only afterwards.
+ */
+#ifndef GAMEFN_FLEET_FN_H
+#define GAMEFN_FLEET_FN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "fleet_config.h"
+#include "fleet_mirror.h"
+#include "fleet_record.h"
+#include "gamefn/endpoint.h"
+#include "gamefn/join_key.h"
+#include "mmstore.h"
+#include "warm.h"
+
+enum { FLEET_KEYS_MAX = 8 };
+
+typedef struct fleet_state {
+    const fleet_config *cfg;
+    const char *instance_id; /* borrowed from the runtime */
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *fleet_kv;
+    gf_mmstore *store; /* players and matches */
+    fleet_mirror *mirror;
+    /* Join keys from config, as wire messages (current first). */
+    gf_join_key keys[FLEET_KEYS_MAX];
+    Gamefn__V1__JoinKey wire_keys[FLEET_KEYS_MAX];
+    size_t n_keys;
+    natsSubscription *demand_sub;
+
+    pthread_mutex_t lock;
+    warm_history *demand;  /* per configured datacenter, under lock */
+    int64_t last_scale_ms; /* monotonic, under lock */
+    char **committed;      /* "<key> <match_id>" known COMMITTED, sorted, under lock */
+    size_t n_committed;
+} fleet_state;
+
+/* The keys to hand out at `now` (retired ones left out), current first: fills ptrs. */
+size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs);
+
+/* Fills a reply's error from a problem (the wire code is always explicit, so the
+ * message reads "<field>: <what>"). Returns p->err. */
+gf_err fleet_reply_problem(gf_reply *reply, const fleet_problem *p);
+
+gf_err fleet_on_register(gf_fn *fn, const gf_msg *req, gf_reply *reply);
+gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *req, gf_reply *reply);
+gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *req, gf_reply *reply);
+gf_err fleet_on_keys(gf_fn *fn, const gf_msg *req, gf_reply *reply);
+gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick);
+
+/* Subscribes to gamefn.v1.fleet.demand.> (every instance keeps its own history). */
+gf_err fleet_demand_start(fleet_state *st);
+
+/* A copy of what a removed or released allocation held, taken before the write. */
+typedef struct fleet_released {
+    char match_id[GF_WIRE_ID_MAX + 1]; /* "" = none */
+    char **players;
+    size_t n_players;
+    char **tickets;
+    size_t n_tickets;
+} fleet_released;
+
+gf_err fleet_released_copy(const Gamefn__V1__ServerRecord *rec, fleet_released *out);
+void fleet_released_fini(fleet_released *r);
+
+/* The match of a finished game: release its players (they may queue again). */
+void fleet_release_finished(fleet_state *st, const fleet_released *r);
+
+/* Creates matches/<match_id> = ABORTED (NO_SERVER: its server is gone) unless the match
+ * is decided; *committed says whether it had been committed (the game was running). */
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed);
+
+/* The match of a removed server (stale, or shut down while allocated): if it was never
+ * committed, abort it (its tickets go back to the pool, keeping their players); if it
+ * was committed, release its players. */
+void fleet_release_removed(fleet_state *st, const fleet_released *r);
+
+#endif

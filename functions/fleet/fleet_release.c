@@ -1,0 +1,148 @@
+/*
+ * fleet_release.c — what the end of a match, or the loss of its server, does to the
+ * `players` and `matches` buckets.
+ *
+ * Design notes:
+ * - A player's record (players/<player_id>) names the player's one active ticket. It
+ *   is deleted here only while it still names one of this allocation's tickets, by
+ *   compare-and-set on the revision read: a player who already queued again (a new
+ *   ticket, a new record) keeps the new record.
+ * - A server removed while allocated may have a match that was never committed (the
+ *   allocator took the server, then the server died). The rule of the commit record
+ *   applies (docs/MATCHMAKING.md): whoever takes a match away creates
+ *   matches/<match_id> = ABORTED first; if that finds COMMITTED, the match happened
+ *   and its players are released like after a game. An aborted match's tickets go
+ *   back to the pool (by their allocator or matcher) and keep their players' records.
+ * - Failures are logged and left: a later sweep, the claim lease, or intake's stale
+ *   record rule (a record whose ticket ended long ago is replaced) finish the job.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet_fn.h"
+#include "gamefn/clock.h"
+#include "gamefn/log.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/players.h"
+#include "mmstore.h"
+
+static char **copy_ids(char *const *ids, size_t n)
+{
+    char **out = calloc(n ? n : 1, sizeof *out);
+    for (size_t i = 0; out && i < n; i++) {
+        out[i] = strdup(ids[i]);
+        if (!out[i]) {
+            for (size_t j = 0; j < i; j++)
+                free(out[j]);
+            free(out);
+            return NULL;
+        }
+    }
+    return out;
+}
+
+static void free_ids(char **ids, size_t n)
+{
+    for (size_t i = 0; ids && i < n; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+gf_err fleet_released_copy(const Gamefn__V1__ServerRecord *rec, fleet_released *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!rec || !rec->allocated_match_id || !rec->allocated_match_id[0])
+        return GF_OK;
+    snprintf(out->match_id, sizeof out->match_id, "%s", rec->allocated_match_id);
+    out->players = copy_ids(rec->expected_player_ids, rec->n_expected_player_ids);
+    out->tickets = copy_ids(rec->allocated_ticket_ids, rec->n_allocated_ticket_ids);
+    if (!out->players || !out->tickets) {
+        fleet_released_fini(out);
+        return GF_ERR_NOMEM;
+    }
+    out->n_players = rec->n_expected_player_ids;
+    out->n_tickets = rec->n_allocated_ticket_ids;
+    return GF_OK;
+}
+
+void fleet_released_fini(fleet_released *r)
+{
+    if (!r)
+        return;
+    free_ids(r->players, r->n_players);
+    free_ids(r->tickets, r->n_tickets);
+    memset(r, 0, sizeof *r);
+}
+
+static bool has_ticket(const fleet_released *r, const char *ticket_id)
+{
+    for (size_t i = 0; ticket_id && i < r->n_tickets; i++)
+        if (strcmp(r->tickets[i], ticket_id) == 0)
+            return true;
+    return false;
+}
+
+/* Deletes players/<player_id> if it still names one of r's tickets. */
+static gf_err release_player(fleet_state *st, const fleet_released *r, const char *player_id)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        uint64_t rev = 0;
+        Gamefn__V1__PlayerMatchRecord *rec = NULL;
+        gf_err err = gf_mmstore_get(st->store, GF_MM_PLAYERS, player_id, &buf, &len, &rev);
+        if (err == GF_ERR_NOT_FOUND)
+            return GF_OK;
+        bool ours = err == GF_OK && gf_players_decode(buf, len, player_id, &rec, NULL) == GF_OK &&
+                    has_ticket(r, rec->ticket_id);
+        gf_players_free(rec);
+        free(buf);
+        if (err != GF_OK || !ours)
+            return err; /* a read failure, or the player has moved on to another ticket */
+        gf_mm_op op = {
+            .kind = GF_MM_DELETE, .bucket = GF_MM_PLAYERS, .key = player_id, .last = rev};
+        err = gf_mmstore_write(st->store, &op);
+        if (err != GF_ERR_CONFLICT)
+            return err;
+    }
+    return GF_ERR_CONFLICT;
+}
+
+void fleet_release_finished(fleet_state *st, const fleet_released *r)
+{
+    size_t failed = 0;
+    for (size_t i = 0; i < r->n_players; i++)
+        if (release_player(st, r, r->players[i]) != GF_OK)
+            failed++;
+    if (failed)
+        gf_log_warn("some players of a finished match not released", "match=%s failed=%zu",
+                    r->match_id, failed);
+}
+
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed)
+{
+    Gamefn__V1__MatchOutcome *o = NULL;
+    *committed = false;
+    gf_err err = gf_mmstore_abort_match(
+        st->store, match_id, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER, NULL,
+        st->instance_id, gf_clock_unix_ms(), &o);
+    if (err == GF_OK)
+        *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+    gf_outcome_free(o);
+    return err;
+}
+
+void fleet_release_removed(fleet_state *st, const fleet_released *r)
+{
+    bool committed = false;
+    gf_err err = fleet_abort_unless_committed(st, r->match_id, &committed);
+    if (err != GF_OK) {
+        gf_log_warn("match of a removed server left undecided", "match=%s err=%s", r->match_id,
+                    gf_err_str(err));
+        return;
+    }
+    if (committed)
+        fleet_release_finished(st, r);
+    else
+        gf_log_info("match of a removed server aborted", "match=%s", r->match_id);
+}

@@ -1,0 +1,308 @@
+/*
+ * fleet_serve.c — the fleet's request/reply endpoints (docs/PROTOCOL.md §8).
+ *
+ * Design notes: every request is size-checked, decoded and validated before the KV
+ * is touched, so a bad request changes nothing. Writes go through fleet_store_change
+ * (CAS, retried on a lost race); what an allocation held is copied out inside the
+ * transition, so the players can be released after the write from what it replaced.
+ * Every write is fed to the mirror at once, so this instance's sweep and warm pool
+ * see it before the watcher does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fleet_fn.h"
+#include "fleet_store.h"
+#include "gamefn/clock.h"
+#include "gamefn/function.h"
+#include "gamefn/log.h"
+#include "gamefn/util.h"
+#include "gamefn/wire_error.h"
+
+gf_err fleet_reply_problem(gf_reply *reply, const fleet_problem *p)
+{
+    reply->code = p->code ? p->code : gf_wire_code_from_err(p->err);
+    snprintf(reply->error, sizeof reply->error, "%s", p->text);
+    snprintf(reply->field, sizeof reply->field, "%s", p->field);
+    return p->err;
+}
+
+static gf_err refuse(gf_reply *reply, gf_err err, const char *field, const char *text)
+{
+    fleet_problem p = {.err = err};
+    snprintf(p.field, sizeof p.field, "%s", field ? field : "");
+    snprintf(p.text, sizeof p.text, "%s%s%s", field ? field : "", field ? ": " : "", text);
+    return fleet_reply_problem(reply, &p);
+}
+
+/* Size check and decode; on failure the reply says why. */
+static ProtobufCMessage *decode(const gf_msg *req, const ProtobufCMessageDescriptor *d,
+                                gf_reply *reply)
+{
+    char text[128];
+    if (req->len > GF_WIRE_REQUEST_MAX) {
+        snprintf(text, sizeof text, "too large (%zu bytes, max %d)", req->len, GF_WIRE_REQUEST_MAX);
+        refuse(reply, GF_ERR_INVALID, "request", text);
+        return NULL;
+    }
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, req->len, req->data);
+    if (!m) {
+        snprintf(text, sizeof text, "not a valid %s", d->name);
+        refuse(reply, GF_ERR_INVALID, "request", text);
+    }
+    return m;
+}
+
+static gf_err reply_with(gf_reply *reply, const ProtobufCMessage *m)
+{
+    uint8_t *buf = NULL;
+    gf_err err = gf_pack(m, &buf, &reply->len);
+    reply->data = buf;
+    return err;
+}
+
+/* A KV failure outside the protocol's own refusals: the sender retries. */
+static gf_err store_failed(gf_reply *reply, gf_err err, const fleet_problem *p, const char *key)
+{
+    if (err == GF_ERR_INVALID || err == GF_ERR_NOT_FOUND ||
+        (err == GF_ERR_CONFLICT && p->code != 0))
+        return fleet_reply_problem(reply, p);
+    gf_log_warn("fleet write failed", "key=%s err=%s", key, gf_err_str(err));
+    return refuse(reply, err == GF_ERR_CONFLICT ? GF_ERR_UNAVAILABLE : err, NULL,
+                  err == GF_ERR_CONFLICT ? "record busy; retry" : "fleet store unavailable; retry");
+}
+
+size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < st->n_keys; i++)
+        if (st->keys[i].not_after_unix_ms == 0 || now_unix_ms < st->keys[i].not_after_unix_ms)
+            ptrs[n++] = &st->wire_keys[i];
+    return n;
+}
+
+/* ---- register --------------------------------------------------------------- */
+
+typedef struct register_ctx {
+    const Gamefn__V1__RegisterServerRequest *req;
+    const fleet_state *st;
+    int64_t now;
+} register_ctx;
+
+static gf_err change_register(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
+                              fleet_problem *p)
+{
+    const register_ctx *c = arg;
+    (void)p;
+    fleet_apply_register(old, c->req, c->now, c->st->cfg->heartbeat_timeout_ms, next);
+    return GF_OK;
+}
+
+gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
+{
+    fleet_state *st = gf_fn_state(fn);
+    fleet_problem p = {0};
+    char key[FLEET_KEY_MAX];
+    fleet_written w = {0};
+    Gamefn__V1__RegisterServerRequest *req = (Gamefn__V1__RegisterServerRequest *)decode(
+        msg, &gamefn__v1__register_server_request__descriptor, reply);
+    if (!req)
+        return GF_ERR_INVALID;
+    gf_err err = fleet_check_register(req, st->cfg, &p);
+    if (err != GF_OK) {
+        fleet_reply_problem(reply, &p);
+        goto out;
+    }
+    fleet_key(req->datacenter, req->server_id, key);
+    register_ctx ctx = {.req = req, .st = st, .now = gf_clock_unix_ms()};
+    err = fleet_store_change(st->fleet_kv, key, change_register, &ctx, &w, &p);
+    if (err != GF_OK) {
+        err = store_failed(reply, err, &p, key);
+        goto out;
+    }
+    fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
+    Gamefn__V1__JoinKey *keys[FLEET_KEYS_MAX];
+    Gamefn__V1__RegisterServerReply r = GAMEFN__V1__REGISTER_SERVER_REPLY__INIT;
+    r.record = w.rec;
+    r.heartbeat_interval_ms = (uint32_t)st->cfg->heartbeat_interval_ms;
+    r.heartbeat_timeout_ms = (uint32_t)st->cfg->heartbeat_timeout_ms;
+    r.n_join_keys = fleet_keys_current(st, ctx.now, keys);
+    r.join_keys = keys;
+    err = reply_with(reply, &r.base);
+out:
+    fleet_written_fini(&w);
+    gamefn__v1__register_server_request__free_unpacked(req, NULL);
+    return err;
+}
+
+/* ---- heartbeat -------------------------------------------------------------- */
+
+typedef struct heartbeat_ctx {
+    const Gamefn__V1__HeartbeatRequest *req;
+    const fleet_state *st;
+    int64_t now;
+    fleet_released released; /* the finished allocation, from the last attempt */
+} heartbeat_ctx;
+
+static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
+                               fleet_problem *p)
+{
+    heartbeat_ctx *c = arg;
+    const char *released = NULL;
+    fleet_released_fini(&c->released);
+    if (!old) {
+        p->err = GF_ERR_NOT_FOUND;
+        p->code = 0;
+        p->field[0] = '\0';
+        snprintf(p->text, sizeof p->text, "no record for server %s in %s; register again",
+                 c->req->server_id, c->req->datacenter);
+        return GF_ERR_NOT_FOUND;
+    }
+    gf_err err = fleet_apply_heartbeat(old, c->req, c->now, c->st->cfg->heartbeat_timeout_ms, next,
+                                       &released, p);
+    if (err == GF_OK && released)
+        err = fleet_released_copy(old, &c->released);
+    return err;
+}
+
+gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
+{
+    fleet_state *st = gf_fn_state(fn);
+    fleet_problem p = {0};
+    char key[FLEET_KEY_MAX];
+    fleet_written w = {0};
+    heartbeat_ctx ctx = {0};
+    Gamefn__V1__HeartbeatRequest *req = (Gamefn__V1__HeartbeatRequest *)decode(
+        msg, &gamefn__v1__heartbeat_request__descriptor, reply);
+    if (!req)
+        return GF_ERR_INVALID;
+    gf_err err = fleet_check_heartbeat(req, st->cfg, &p);
+    if (err != GF_OK) {
+        fleet_reply_problem(reply, &p);
+        goto out;
+    }
+    fleet_key(req->datacenter, req->server_id, key);
+    ctx.req = req;
+    ctx.st = st;
+    ctx.now = gf_clock_unix_ms();
+    err = fleet_store_change(st->fleet_kv, key, change_heartbeat, &ctx, &w, &p);
+    if (err != GF_OK) {
+        err = store_failed(reply, err, &p, key);
+        goto out;
+    }
+    fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
+    if (ctx.released.match_id[0]) {
+        gf_log_info("game over: server free again", "server=%s match=%s", key,
+                    ctx.released.match_id);
+        fleet_release_finished(st, &ctx.released);
+    }
+    Gamefn__V1__JoinKey *keys[FLEET_KEYS_MAX];
+    Gamefn__V1__HeartbeatReply r = GAMEFN__V1__HEARTBEAT_REPLY__INIT;
+    r.record = w.rec;
+    r.n_join_keys = fleet_keys_current(st, ctx.now, keys);
+    r.join_keys = keys;
+    err = reply_with(reply, &r.base);
+out:
+    fleet_released_fini(&ctx.released);
+    fleet_written_fini(&w);
+    gamefn__v1__heartbeat_request__free_unpacked(req, NULL);
+    return err;
+}
+
+/* ---- deregister ------------------------------------------------------------- */
+
+enum { DELETE_ATTEMPTS = 8 };
+
+gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
+{
+    fleet_state *st = gf_fn_state(fn);
+    fleet_problem p = {0};
+    char key[FLEET_KEY_MAX];
+    fleet_written cur = {0};
+    fleet_released released = {0};
+    Gamefn__V1__DeregisterServerRequest *req = (Gamefn__V1__DeregisterServerRequest *)decode(
+        msg, &gamefn__v1__deregister_server_request__descriptor, reply);
+    if (!req)
+        return GF_ERR_INVALID;
+    gf_err err = fleet_check_deregister(req, st->cfg, &p);
+    if (err != GF_OK) {
+        fleet_reply_problem(reply, &p);
+        goto out;
+    }
+    fleet_key(req->datacenter, req->server_id, key);
+    err = GF_ERR_CONFLICT;
+    for (int attempt = 0; attempt < DELETE_ATTEMPTS && err == GF_ERR_CONFLICT; attempt++) {
+        const char *match = NULL;
+        fleet_written_fini(&cur);
+        err = fleet_store_get(st->fleet_kv, key, &cur, &p);
+        if (err == GF_ERR_NOT_FOUND) {
+            snprintf(p.text, sizeof p.text, "no record for server %s in %s", req->server_id,
+                     req->datacenter);
+            p.err = GF_ERR_NOT_FOUND;
+        }
+        if (err == GF_ERR_INVALID && cur.revision) { /* unreadable: remove it all the same */
+            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
+            continue;
+        }
+        if (err != GF_OK)
+            break;
+        err = fleet_check_removal(cur.rec, req->reason, &match, &p);
+        if (err != GF_OK) {
+            err = fleet_reply_problem(reply, &p);
+            goto out;
+        }
+        err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
+    }
+    if (err != GF_OK) {
+        err = store_failed(reply, err, &p, key);
+        goto out;
+    }
+    fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);
+    err = fleet_released_copy(cur.rec, &released);
+    if (err == GF_OK && released.match_id[0]) {
+        gf_log_warn("server left while running a match", "server=%s match=%s", key,
+                    released.match_id);
+        fleet_release_removed(st, &released);
+    }
+    Gamefn__V1__DeregisterServerReply r = GAMEFN__V1__DEREGISTER_SERVER_REPLY__INIT;
+    r.record = cur.rec;
+    r.released_match_id = released.match_id;
+    if (err == GF_OK)
+        err = reply_with(reply, &r.base);
+out:
+    fleet_released_fini(&released);
+    fleet_written_fini(&cur);
+    gamefn__v1__deregister_server_request__free_unpacked(req, NULL);
+    return err;
+}
+
+/* ---- keys ------------------------------------------------------------------- */
+
+gf_err fleet_on_keys(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
+{
+    fleet_state *st = gf_fn_state(fn);
+    Gamefn__V1__FleetKeysRequest *req = (Gamefn__V1__FleetKeysRequest *)decode(
+        msg, &gamefn__v1__fleet_keys_request__descriptor, reply);
+    if (!req)
+        return GF_ERR_INVALID;
+    Gamefn__V1__JoinKey *keys[FLEET_KEYS_MAX];
+    Gamefn__V1__FleetKeysReply r = GAMEFN__V1__FLEET_KEYS_REPLY__INIT;
+    r.n_join_keys = fleet_keys_current(st, gf_clock_unix_ms(), keys);
+    r.join_keys = keys;
+    r.clock_skew_ms = GF_WIRE_JOIN_SKEW_MS;
+    gf_err err = GF_OK;
+    if (req->key_id && req->key_id[0]) { /* just that one */
+        size_t n = 0;
+        for (size_t i = 0; i < r.n_join_keys; i++)
+            if (strcmp(keys[i]->key_id, req->key_id) == 0)
+                keys[n++] = keys[i];
+        r.n_join_keys = n;
+        if (n == 0)
+            err = refuse(reply, GF_ERR_NOT_FOUND, "key_id", "no current key with this id");
+    }
+    if (err == GF_OK)
+        err = reply_with(reply, &r.base);
+    gamefn__v1__fleet_keys_request__free_unpacked(req, NULL);
+    return err;
+}

@@ -1,0 +1,123 @@
+/* fleet_store.c — fleet records in KV by compare-and-set (see fleet_store.h). */
+#include "fleet_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gamefn/clock.h"
+#include "gamefn/kv.h"
+#include "gamefn/util.h"
+
+enum { CHANGE_ATTEMPTS = 8 };
+
+void fleet_written_fini(fleet_written *w)
+{
+    if (!w)
+        return;
+    free(w->data);
+    gamefn__v1__server_record__free_unpacked(w->rec, NULL);
+    memset(w, 0, sizeof *w);
+}
+
+gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_problem *p)
+{
+    kvEntry *e = NULL;
+    memset(out, 0, sizeof *out);
+    gf_err err = gf_kv_get(kv, key, &e);
+    if (err != GF_OK)
+        return err;
+    size_t len = (size_t)kvEntry_ValueLen(e);
+    out->revision = kvEntry_Revision(e);
+    out->data = malloc(len ? len : 1);
+    if (!out->data) {
+        kvEntry_Destroy(e);
+        return GF_ERR_NOMEM;
+    }
+    memcpy(out->data, kvEntry_Value(e), len);
+    out->len = len;
+    kvEntry_Destroy(e);
+    out->rec = gamefn__v1__server_record__unpack(NULL, len, out->data);
+    gf_err checked = GF_ERR_INVALID;
+    if (out->rec)
+        checked = fleet_check_record(out->rec, p);
+    else
+        snprintf(p->text, sizeof p->text, "stored record %s does not decode", key);
+    if (checked != GF_OK) {
+        uint64_t rev = out->revision;
+        fleet_written_fini(out);
+        out->revision = rev; /* so a writer can replace it */
+    }
+    return checked;
+}
+
+gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
+                       uint64_t last, fleet_written *out)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (gf_pack(&next->base, &buf, &len) != GF_OK)
+        return GF_ERR_NOMEM;
+    uint64_t rev = 0;
+    gf_err err =
+        last ? gf_kv_update(kv, key, buf, len, last, &rev) : gf_kv_create(kv, key, buf, len, &rev);
+    if (err != GF_OK || !out) {
+        free(buf);
+        return err;
+    }
+    out->revision = rev;
+    out->data = buf;
+    out->len = len;
+    out->rec = gamefn__v1__server_record__unpack(NULL, len, buf);
+    if (!out->rec) {
+        fleet_written_fini(out);
+        return GF_ERR_NOMEM;
+    }
+    return GF_OK;
+}
+
+gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
+                          fleet_written *out, fleet_problem *p)
+{
+    for (int attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
+        fleet_written cur;
+        fleet_next next;
+        gf_err err = fleet_store_get(kv, key, &cur, p);
+        if (err != GF_OK && err != GF_ERR_NOT_FOUND && err != GF_ERR_INVALID)
+            return err;
+        /* A missing record, or one that is not a valid record (replaced by CAS on its
+         * revision, which fleet_store_get kept): the transition sees NULL. */
+        err = change(cur.rec, arg, &next, p);
+        if (err != GF_OK) { /* the transition refused: no retry */
+            fleet_written_fini(&cur);
+            return err;
+        }
+        err = fleet_store_put(kv, key, &next.rec, cur.revision, out);
+        fleet_written_fini(&cur);
+        if (err != GF_ERR_CONFLICT)
+            return err;
+    }
+    return GF_ERR_CONFLICT;
+}
+
+static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
+                             fleet_problem *p)
+{
+    const char *match_id = arg;
+    if (!old || !old->allocated_match_id || strcmp(old->allocated_match_id, match_id) != 0) {
+        p->err = GF_ERR_PERMANENT;
+        return GF_ERR_PERMANENT;
+    }
+    fleet_apply_release(old, gf_clock_unix_ms(), next);
+    return GF_OK;
+}
+
+gf_err fleet_store_release(kvStore *kv, const char *key, const char *match_id, fleet_written *out)
+{
+    fleet_problem p = {0};
+    return fleet_store_change(kv, key, change_release, (void *)(uintptr_t)match_id, out, &p);
+}
+
+gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last)
+{
+    return gf_kv_delete_if(js, kv, key, last);
+}

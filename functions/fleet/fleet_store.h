@@ -1,0 +1,63 @@
+/*
+ * fleet_store.h — reading and writing fleet records in KV, always by compare-and-set
+ * on the revision read (gamefn/kv.h), for the fleet function and the allocator.
+ *
+ * fleet_store_change() is the read-modify-write loop every writer uses: read the key,
+ * compute the next record with a pure transition (fleet_record.h), write it by CAS,
+ * and on a lost race read again and recompute (a heartbeat racing the allocator's
+ * FREE -> ALLOCATED sees the allocation on its second pass and keeps it). A timeout is
+ * an unknown outcome: it is returned as is, and the caller answers UNAVAILABLE so the
+ * sender retries (every fleet request is idempotent).
+ *
+ * Threads: reentrant (kvStore calls are thread-safe). Ownership: fleet_written owns
+ * its buffers (fleet_written_fini()); the kvStore is borrowed.
+ */
+#ifndef GAMEFN_FLEET_STORE_H
+#define GAMEFN_FLEET_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "fleet_record.h"
+#include "gamefn/err.h"
+
+/* A record as written (or read): its revision, packed bytes and decoded form. */
+typedef struct fleet_written {
+    uint64_t revision;
+    uint8_t *data;
+    size_t len;
+    Gamefn__V1__ServerRecord *rec;
+} fleet_written;
+
+void fleet_written_fini(fleet_written *w); /* frees and zeroes; NULL is fine */
+
+/* Reads `key`: GF_OK with *out filled, GF_ERR_NOT_FOUND, GF_ERR_INVALID (a value that
+ * is not a well-formed record: the problem says why), or a NATS error. */
+gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_problem *p);
+
+/* The transition of a read-modify-write: `old` is the current record (NULL when the
+ * key is absent). Return GF_OK with *next filled to write it, or an error to stop
+ * (the error and *p are returned to the caller). */
+typedef gf_err (*fleet_change_fn)(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
+                                  fleet_problem *p);
+
+/* Read, change, CAS-write, retried on conflict up to 8 times (then GF_ERR_CONFLICT).
+ * *out (may be NULL) gets the record written. */
+gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
+                          fleet_written *out, fleet_problem *p);
+
+/* One CAS write of `next` over revision `last` (0 = create). *out may be NULL. */
+gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
+                       uint64_t last, fleet_written *out);
+
+/* Ends the allocation of `key` if it is still for `match_id` (game over, aborted
+ * match): FREE again (or DRAINING). GF_ERR_PERMANENT when there is nothing to release
+ * (gone, freed already, or allocated to another match). */
+gf_err fleet_store_release(kvStore *kv, const char *key, const char *match_id, fleet_written *out);
+
+/* Deletes `key` if its revision is still `last`. */
+gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last);
+
+#endif

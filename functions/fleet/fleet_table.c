@@ -1,0 +1,264 @@
+/*
+ * fleet_table.c — the fleet mirror's table (see fleet_table.h).
+ *
+ * Design notes: a sorted array of entry pointers. Lookups and the datacenter range
+ * are binary searches; inserting a new key moves pointers (servers register rarely
+ * compared with how often they heartbeat, which only replaces an entry in place).
+ */
+#include "fleet_table.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "gamefn/partition.h"
+#include "gamefn/util.h"
+
+enum { SPREAD = 4 }; /* the first few candidates share out concurrent allocators */
+
+struct fleet_table {
+    fleet_entry **v;
+    size_t n, cap;
+    uint64_t generation;
+    uint64_t version;
+};
+
+gf_err fleet_table_new(fleet_table **out)
+{
+    *out = calloc(1, sizeof **out);
+    return *out ? GF_OK : GF_ERR_NOMEM;
+}
+
+static void entry_free(fleet_entry *e)
+{
+    if (!e)
+        return;
+    gamefn__v1__server_record__free_unpacked(e->rec, NULL);
+    free(e->data);
+    free(e);
+}
+
+void fleet_table_free(fleet_table *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        entry_free(t->v[i]);
+    free(t->v);
+    free(t);
+}
+
+/* Index of the first entry whose key is >= key. */
+static size_t lower_bound(const fleet_table *t, const char *key)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(t->v[mid]->key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static fleet_entry *find(const fleet_table *t, const char *key, size_t *at)
+{
+    size_t i = lower_bound(t, key);
+    if (at)
+        *at = i;
+    return i < t->n && strcmp(t->v[i]->key, key) == 0 ? t->v[i] : NULL;
+}
+
+gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data,
+                       size_t len)
+{
+    size_t at = 0;
+    char own_key[FLEET_KEY_MAX];
+    fleet_entry *old = find(t, key, &at);
+    if (old && old->revision > rev) {
+        old->generation = t->generation; /* a replay behind our own newer write: keep it */
+        return GF_OK;
+    }
+    Gamefn__V1__ServerRecord *rec = gamefn__v1__server_record__unpack(NULL, len, data);
+    fleet_problem p;
+    if (!rec || fleet_check_record(rec, &p) != GF_OK ||
+        !fleet_key(rec->datacenter, rec->server_id, own_key) || strcmp(own_key, key) != 0) {
+        gamefn__v1__server_record__free_unpacked(rec, NULL);
+        if (old) /* what the key holds now is unusable: forget the old value too */
+            fleet_table_delete(t, key, rev);
+        return GF_ERR_INVALID;
+    }
+    fleet_entry *e = calloc(1, sizeof *e);
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!e || !copy) {
+        free(e);
+        free(copy);
+        gamefn__v1__server_record__free_unpacked(rec, NULL);
+        return GF_ERR_NOMEM;
+    }
+    memcpy(copy, data, len);
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->revision = rev;
+    e->rec = rec;
+    e->data = copy;
+    e->len = len;
+    e->generation = t->generation;
+    if (old) {
+        entry_free(old);
+        t->v[at] = e;
+    } else {
+        fleet_entry **v = gf_grow(t->v, &t->cap, t->n + 1, sizeof *v);
+        if (!v) {
+            entry_free(e);
+            return GF_ERR_NOMEM;
+        }
+        t->v = v;
+        memmove(t->v + at + 1, t->v + at, (t->n - at) * sizeof *t->v);
+        t->v[at] = e;
+        t->n++;
+    }
+    t->version++;
+    return GF_OK;
+}
+
+void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev)
+{
+    size_t at = 0;
+    fleet_entry *old = find(t, key, &at);
+    if (!old || old->revision > rev)
+        return;
+    entry_free(old);
+    memmove(t->v + at, t->v + at + 1, (t->n - at - 1) * sizeof *t->v);
+    t->n--;
+    t->version++;
+}
+
+void fleet_table_resync_begin(fleet_table *t)
+{
+    t->generation++;
+}
+
+size_t fleet_table_resync_end(fleet_table *t)
+{
+    size_t kept = 0, dropped = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->v[i]->generation == t->generation) {
+            t->v[kept++] = t->v[i];
+        } else {
+            entry_free(t->v[i]);
+            dropped++;
+        }
+    }
+    t->n = kept;
+    if (dropped)
+        t->version++;
+    return dropped;
+}
+
+size_t fleet_table_count(const fleet_table *t)
+{
+    return t->n;
+}
+
+uint64_t fleet_table_version(const fleet_table *t)
+{
+    return t->version;
+}
+
+const fleet_entry *fleet_table_get(const fleet_table *t, const char *key)
+{
+    return find(t, key, NULL);
+}
+
+/* [*first, *end) is the run of `datacenter`'s keys (every key when NULL). */
+static void dc_range(const fleet_table *t, const char *datacenter, size_t *first, size_t *end)
+{
+    if (!datacenter) {
+        *first = 0;
+        *end = t->n;
+        return;
+    }
+    char prefix[FLEET_KEY_MAX];
+    size_t plen = (size_t)snprintf(prefix, sizeof prefix, "%s.", datacenter);
+    size_t i = lower_bound(t, prefix);
+    *first = i;
+    while (i < t->n && strncmp(t->v[i]->key, prefix, plen) == 0)
+        i++;
+    *end = i;
+}
+
+void fleet_table_each(const fleet_table *t, const char *datacenter,
+                      void (*fn)(const fleet_entry *e, void *arg), void *arg)
+{
+    size_t first, end;
+    dc_range(t, datacenter, &first, &end);
+    for (size_t i = first; i < end; i++)
+        fn(t->v[i], arg);
+}
+
+static bool copy_out(const fleet_entry *e, fleet_candidate *c)
+{
+    c->rec = gamefn__v1__server_record__unpack(NULL, e->len, e->data);
+    if (!c->rec)
+        return false;
+    memcpy(c->key, e->key, sizeof c->key);
+    c->revision = e->revision;
+    return true;
+}
+
+size_t fleet_table_candidates(const fleet_table *t, const char *datacenter, size_t players,
+                              int64_t now_unix_ms, const char *match_id, fleet_candidate *out,
+                              size_t max)
+{
+    size_t first, end, n = 0;
+    const fleet_entry *best[SPREAD * 4];
+    size_t want = max < sizeof best / sizeof best[0] ? max : sizeof best / sizeof best[0];
+    if (!datacenter || want == 0)
+        return 0;
+    dc_range(t, datacenter, &first, &end);
+    /* Keep the `want` most recently freed, by insertion into a short sorted list. */
+    for (size_t i = first; i < end; i++) {
+        const fleet_entry *e = t->v[i];
+        if (!fleet_allocatable(e->rec, players, now_unix_ms))
+            continue;
+        size_t at = n < want ? n : want;
+        while (at > 0 && best[at - 1]->rec->free_since_unix_ms < e->rec->free_since_unix_ms)
+            at--;
+        if (at >= want)
+            continue;
+        size_t last = n < want ? n : want - 1;
+        memmove(best + at + 1, best + at, (last - at) * sizeof best[0]);
+        best[at] = e;
+        if (n < want)
+            n++;
+    }
+    size_t spread = n < SPREAD ? n : SPREAD;
+    size_t offset =
+        spread > 1 && match_id ? gf_partition_fnv1a32(match_id, strlen(match_id)) % spread : 0;
+    size_t copied = 0;
+    for (size_t k = 0; k < n; k++) {
+        /* Rotate the first `spread` by the offset; the rest stay in order. */
+        size_t i = k < spread ? (k + offset) % spread : k;
+        if (copy_out(best[i], &out[copied]))
+            copied++;
+    }
+    return copied;
+}
+
+bool fleet_table_find_match(const fleet_table *t, const char *match_id, fleet_candidate *out)
+{
+    for (size_t i = 0; match_id && match_id[0] && i < t->n; i++) {
+        const Gamefn__V1__ServerRecord *r = t->v[i]->rec;
+        if (r->allocated_match_id && strcmp(r->allocated_match_id, match_id) == 0)
+            return copy_out(t->v[i], out);
+    }
+    return false;
+}
+
+void fleet_candidates_free(fleet_candidate *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++) {
+        gamefn__v1__server_record__free_unpacked(c[i].rec, NULL);
+        c[i].rec = NULL;
+    }
+}

@@ -1,0 +1,351 @@
+/*
+ * gamesim_run.c — the simulator's worker: every server's protocol and the adapter.
+ *
+ * Design notes: one pass every 20 ms. A server's next step is decided under the lock,
+ * performed without it (each is one request or a few KV reads), and its result
+ * applied under the lock again; a callback may have changed the server meanwhile
+ * (an allocation seen on the KV watch), so results are applied only when they still
+ * fit (same match, same phase).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gamefn/clock.h"
+#include "gamefn/log.h"
+#include "gamefn/subjects.h"
+#include "gamefn/v1/ticket.pb-c.h"
+#include "gamefn/wire_error.h"
+#include "gamesim_internal.h"
+
+enum { PASS_MS = 20, CALL_TIMEOUT_MS = 2000, COLLECT_EVERY_MS = 50 };
+
+gf_err gf__sim_call(gf_gamesim *s, const char *subject, const ProtobufCMessage *req,
+                    const ProtobufCMessageDescriptor *rd, ProtobufCMessage **out)
+{
+    uint8_t buf[4096];
+    *out = NULL;
+    size_t len = protobuf_c_message_get_packed_size(req);
+    if (len > sizeof buf)
+        return GF_ERR_INVALID;
+    protobuf_c_message_pack(req, buf);
+    natsMsg *reply = NULL;
+    natsStatus st = natsConnection_Request(&reply, s->nc, subject, buf, (int)len, CALL_TIMEOUT_MS);
+    if (st != NATS_OK)
+        return st == NATS_TIMEOUT ? GF_ERR_TIMEOUT : GF_ERR_UNAVAILABLE;
+    const char *code = NULL, *text = NULL;
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &code);
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &text);
+    const uint8_t *body = (const uint8_t *)natsMsg_GetData(reply);
+    size_t body_len = (size_t)natsMsg_GetDataLength(reply);
+    gf_wire_error e;
+    gf_err err = gf_wire_reply_check(code, text, body, body_len, &e);
+    if (err == GF_OK) {
+        *out = protobuf_c_message_unpack(rd, NULL, body_len, body);
+        if (!*out)
+            err = GF_ERR_INVALID;
+    }
+    natsMsg_Destroy(reply);
+    return err;
+}
+
+/* ---- one server -------------------------------------------------------------------- */
+
+static void do_register(gf_gamesim *s, sim_server *sv)
+{
+    Gamefn__V1__RegisterServerRequest r = GAMEFN__V1__REGISTER_SERVER_REQUEST__INIT;
+    r.server_id = sv->id;
+    r.datacenter = s->dcs[sv->dc].name;
+    r.address = s->address;
+    r.port = sv->port;
+    r.capacity = s->o.capacity;
+    r.version = "gamesim";
+    Gamefn__V1__RegisterServerReply *rep = NULL;
+    gf_err err =
+        gf__sim_call(s, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base,
+                     &gamefn__v1__register_server_reply__descriptor, (ProtobufCMessage **)&rep);
+    int64_t now = gf_clock_mono_ms();
+    pthread_mutex_lock(&s->lock);
+    if (err != GF_OK) {
+        sv->register_at = now + 1000;
+    } else if (sv->phase == SIM_STARTING) {
+        sv->phase = SIM_RUNNING;
+        if (rep->heartbeat_interval_ms)
+            sv->interval_ms = rep->heartbeat_interval_ms;
+        sv->next_heartbeat = now + sv->interval_ms;
+        gf__sim_set_keys(s, rep->join_keys, rep->n_join_keys);
+        if (rep->record)
+            gf__sim_apply_record(s, sv, rep->record, now);
+        s->stats.registers++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (err != GF_OK)
+        gf_log_warn("sim server not registered; retrying", "server=%s err=%s", sv->id,
+                    gf_err_str(err));
+    if (rep)
+        gamefn__v1__register_server_reply__free_unpacked(rep, NULL);
+}
+
+/* finished: the match this heartbeat reports over ("" = none). */
+static void do_heartbeat(gf_gamesim *s, sim_server *sv, const char *finished, uint32_t players)
+{
+    Gamefn__V1__HeartbeatRequest r = GAMEFN__V1__HEARTBEAT_REQUEST__INIT;
+    r.server_id = sv->id;
+    r.datacenter = s->dcs[sv->dc].name;
+    r.players = players;
+    r.finished_match_id = (char *)(uintptr_t)finished;
+    Gamefn__V1__HeartbeatReply *rep = NULL;
+    gf_err err = gf__sim_call(s, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &r.base,
+                              &gamefn__v1__heartbeat_reply__descriptor, (ProtobufCMessage **)&rep);
+    int64_t now = gf_clock_mono_ms();
+    pthread_mutex_lock(&s->lock);
+    if (sv->phase != SIM_RUNNING) {
+        /* killed or hibernated meanwhile */
+    } else if (err == GF_OK) {
+        s->stats.heartbeats++;
+        sv->next_heartbeat = now + sv->interval_ms;
+        gf__sim_set_keys(s, rep->join_keys, rep->n_join_keys);
+        if (finished[0] && strcmp(sv->match_id, finished) == 0) {
+            snprintf(sv->last_finished, sizeof sv->last_finished, "%s", finished);
+            gf__sim_clear_match(sv);
+            s->stats.games_finished++;
+        }
+        if (rep->record)
+            gf__sim_apply_record(s, sv, rep->record, now);
+    } else if (err == GF_ERR_NOT_FOUND) {
+        /* The fleet removed the record (we were silent too long): register again. The
+         * match, if any, went with it. */
+        sv->phase = SIM_STARTING;
+        sv->register_at = now;
+        gf__sim_clear_match(sv);
+        s->stats.heartbeat_failures++;
+    } else {
+        s->stats.heartbeat_failures++;
+        sv->next_heartbeat = now + 500;
+        sv->finishing = false; /* a game over is reported again */
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rep)
+        gamefn__v1__heartbeat_reply__free_unpacked(rep, NULL);
+}
+
+/* What a ticket says about the match: its tokens (ASSIGNED to it), not yet (still
+ * CLAIMED by it), or gone (anything else: the match was aborted). */
+typedef enum { T_READY, T_WAIT, T_GONE } ticket_view;
+
+static ticket_view read_ticket(gf_gamesim *s, const char *ticket_id, const char *match,
+                               Gamefn__V1__TicketRecord **out)
+{
+    kvEntry *e = NULL;
+    *out = NULL;
+    if (kvStore_Get(&e, s->tickets, ticket_id) != NATS_OK)
+        return T_WAIT;
+    Gamefn__V1__TicketRecord *t =
+        gamefn__v1__ticket_record__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
+    kvEntry_Destroy(e);
+    ticket_view v = T_GONE;
+    if (t && t->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED && t->assignment &&
+        strcmp(t->assignment->match_id, match) == 0)
+        v = T_READY;
+    else if (t && t->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED && t->claim &&
+             strcmp(t->claim->match_id, match) == 0)
+        v = T_WAIT;
+    if (v == T_READY)
+        *out = t;
+    else
+        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+    return v;
+}
+
+/* The players of the match present their tokens, the way real clients would: each
+ * from its ticket's Assignment. */
+static void do_collect(gf_gamesim *s, sim_server *sv, const char *match, sim_ids *tickets)
+{
+    Gamefn__V1__TicketRecord **got = calloc(tickets->n ? tickets->n : 1, sizeof *got);
+    ticket_view worst = T_READY;
+    for (size_t i = 0; got && i < tickets->n && worst != T_GONE; i++) {
+        ticket_view v = read_ticket(s, tickets->v[i], match, &got[i]);
+        if (v > worst)
+            worst = v;
+    }
+    if (got && worst == T_READY)
+        for (size_t i = 0; i < tickets->n; i++)
+            for (size_t k = 0; k < got[i]->assignment->n_tokens; k++) {
+                const Gamefn__V1__JoinToken *t = got[i]->assignment->tokens[k];
+                gf_err err = gf_gamesim_join(s, sv->id, t->player_id, t->token.data, t->token.len);
+                if (err != GF_OK)
+                    gf_log_warn("sim server refused a token", "server=%s player=%s err=%s", sv->id,
+                                t->player_id, gf_err_str(err));
+            }
+    for (size_t i = 0; got && i < tickets->n; i++)
+        gamefn__v1__ticket_record__free_unpacked(got[i], NULL);
+    free(got);
+
+    int64_t now = gf_clock_mono_ms();
+    pthread_mutex_lock(&s->lock);
+    if (strcmp(sv->match_id, match) == 0) {
+        if (worst == T_READY) {
+            sv->playing = true;
+            sv->play_until = s->o.play_ms < 0 ? INT64_MAX : now + s->o.play_ms;
+        } else if (worst == T_GONE || now >= sv->collect_until) {
+            sv->gone = true; /* aborted: the fleet frees us; keep heartbeating */
+            s->stats.allocations_gone++;
+        } else {
+            sv->next_collect = now + COLLECT_EVERY_MS;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+typedef enum { ACT_NONE, ACT_REGISTER, ACT_HEARTBEAT, ACT_FINISH, ACT_COLLECT } sim_action;
+
+static void server_step(gf_gamesim *s, sim_server *sv, int64_t now)
+{
+    char match[GF_WIRE_ID_MAX + 1] = "";
+    sim_ids tickets = {0};
+    uint32_t players = 0;
+    sim_action act = ACT_NONE;
+    pthread_mutex_lock(&s->lock);
+    if (sv->phase == SIM_STARTING && now >= sv->register_at) {
+        act = ACT_REGISTER;
+    } else if (sv->phase == SIM_RUNNING) {
+        players = (uint32_t)sv->joined.n;
+        if (sv->match_id[0] && sv->playing && !sv->finishing && now >= sv->play_until) {
+            act = ACT_FINISH;
+            sv->finishing = true;
+            snprintf(match, sizeof match, "%s", sv->match_id);
+        } else if (sv->match_id[0] && !sv->playing && !sv->gone && !s->o.no_auto_join &&
+                   now >= sv->next_collect) {
+            /* Copy the ticket ids: the callback may replace them meanwhile. */
+            tickets.v = calloc(sv->tickets.n ? sv->tickets.n : 1, sizeof *tickets.v);
+            for (size_t i = 0; tickets.v && i < sv->tickets.n; i++)
+                if ((tickets.v[i] = strdup(sv->tickets.v[i])))
+                    tickets.n++;
+            if (tickets.v && tickets.n == sv->tickets.n) {
+                act = ACT_COLLECT;
+                snprintf(match, sizeof match, "%s", sv->match_id);
+            }
+        } else if (now >= sv->next_heartbeat) {
+            act = ACT_HEARTBEAT;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    switch (act) {
+    case ACT_REGISTER:
+        do_register(s, sv);
+        break;
+    case ACT_FINISH:
+        do_heartbeat(s, sv, match, 0);
+        break;
+    case ACT_HEARTBEAT:
+        do_heartbeat(s, sv, "", players);
+        break;
+    case ACT_COLLECT:
+        do_collect(s, sv, match, &tickets);
+        break;
+    case ACT_NONE:
+        break;
+    }
+    gf__sim_ids_free(&tickets);
+}
+
+/* ---- the adapter -------------------------------------------------------------------- */
+
+static bool hibernate(gf_gamesim *s, const char *server_id, const char *datacenter)
+{
+    Gamefn__V1__DeregisterServerRequest r = GAMEFN__V1__DEREGISTER_SERVER_REQUEST__INIT;
+    r.server_id = (char *)(uintptr_t)server_id;
+    r.datacenter = (char *)(uintptr_t)datacenter;
+    r.reason = GAMEFN__V1__DEREGISTER_REASON__DEREGISTER_REASON_HIBERNATE;
+    ProtobufCMessage *rep = NULL;
+    gf_err err = gf__sim_call(s, GF_WIRE_SUBJ_FLEET_DEREGISTER, &r.base,
+                              &gamefn__v1__deregister_server_reply__descriptor, &rep);
+    if (rep)
+        protobuf_c_message_free_unpacked(rep, NULL);
+    return err == GF_OK;
+}
+
+static void adapter_dc(gf_gamesim *s, size_t d, int64_t now)
+{
+    sim_dc *dc = &s->dcs[d];
+    char(*ids)[GF_WIRE_ID_MAX + 1] = NULL;
+    size_t n_ids = 0;
+    pthread_mutex_lock(&s->lock);
+    Gamefn__V1__FleetScaleRequest *r = dc->pending;
+    dc->pending = NULL;
+    if (!r) {
+        pthread_mutex_unlock(&s->lock);
+        return;
+    }
+    int starting = 0, running = 0;
+    for (size_t i = 0; i < s->n_sv; i++) {
+        const sim_server *sv = s->sv[i];
+        if (sv->dc != d)
+            continue;
+        starting += sv->phase == SIM_STARTING;
+        running += sv->phase == SIM_STARTING || sv->phase == SIM_RUNNING;
+    }
+    /* Start what is missing beyond the servers already on their way. */
+    int64_t delay = s->o.start_delay_ms > 0 ? s->o.start_delay_ms : 0;
+    for (int want = (int)r->start - starting; want > 0; want--) {
+        sim_server *wake = NULL;
+        for (size_t i = 0; i < s->n_sv && !wake; i++)
+            if (s->sv[i]->dc == d && s->sv[i]->phase == SIM_HIBERNATING)
+                wake = s->sv[i];
+        if (wake) {
+            wake->phase = SIM_STARTING;
+            wake->register_at = now + delay;
+            s->stats.woken++;
+        } else if (running < dc->max && gf__sim_add(s, d, SIM_STARTING, now + delay)) {
+            s->stats.started++;
+        } else {
+            break;
+        }
+        running++;
+    }
+    /* Hibernate the listed servers that are ours and idle. */
+    ids = calloc(r->n_hibernate_server_ids ? r->n_hibernate_server_ids : 1, sizeof *ids);
+    for (size_t k = 0; ids && k < r->n_hibernate_server_ids; k++) {
+        sim_server *sv = gf__sim_find(s, r->hibernate_server_ids[k]);
+        if (sv && sv->dc == d && sv->phase == SIM_RUNNING && !sv->match_id[0])
+            snprintf(ids[n_ids++], sizeof ids[0], "%s", sv->id);
+    }
+    pthread_mutex_unlock(&s->lock);
+    gamefn__v1__fleet_scale_request__free_unpacked(r, NULL);
+
+    for (size_t k = 0; k < n_ids; k++) {
+        bool ok = hibernate(s, ids[k], dc->name);
+        pthread_mutex_lock(&s->lock);
+        sim_server *sv = gf__sim_find(s, ids[k]);
+        if (ok && sv) {
+            sv->phase = SIM_HIBERNATING;
+            gf__sim_clear_match(sv);
+            s->stats.hibernated++;
+        } else {
+            s->stats.hibernate_refused++; /* allocated meanwhile: it keeps its match */
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    free(ids);
+}
+
+void *gf__sim_worker(void *arg)
+{
+    gf_gamesim *s = arg;
+    while (!atomic_load(&s->stop)) {
+        int64_t now = gf_clock_mono_ms();
+        for (size_t d = 0; s->o.adapter && d < s->n_dcs; d++)
+            adapter_dc(s, d, now);
+        pthread_mutex_lock(&s->lock);
+        size_t n = s->n_sv;
+        pthread_mutex_unlock(&s->lock);
+        for (size_t i = 0; i < n && !atomic_load(&s->stop); i++) {
+            pthread_mutex_lock(&s->lock);
+            sim_server *sv = s->sv[i];
+            pthread_mutex_unlock(&s->lock);
+            server_step(s, sv, gf_clock_mono_ms());
+        }
+        gf_clock_sleep_ms(PASS_MS);
+    }
+    return NULL;
+}

@@ -1,0 +1,257 @@
+/* fleet_support.c — see fleet_support.h. */
+#include "fleet_support.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gamefn/clock.h"
+#include "gamefn/kv.h"
+#include "gamefn/subjects.h"
+#include "gamefn/tickets/outcome.h"
+#include "gamefn/tickets/players.h"
+#include "gamefn/wire_error.h"
+#include "simstack.h"
+
+void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
+{
+    static const fleet_env_opts none = {0};
+    if (!o)
+        o = &none;
+    memset(e, 0, sizeof *e);
+    assert_int_equal(gf_fnenv_start(&e->fn, NULL), 0);
+    gf_simstack_opts so = {
+        .url = gf_natsd_url(e->fn.natsd),
+        .dir = e->fn.dir,
+        .datacenters = o->datacenters,
+        .fleet_extra = o->fleet_extra,
+        .allocator_extra = o->allocator_extra,
+        .backoff = o->backoff,
+        .functions_extra = o->functions_extra,
+    };
+    assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
+    /* Every asset, as `gamefn provision` makes them. */
+    char build[512], log[400];
+    gf_fnenv_binary("", build, sizeof build);
+    snprintf(log, sizeof log, "%s/provision.log", e->fn.dir);
+    assert_int_equal(gf_simstack_provision(build, e->fn.config_path, log), 0);
+    assert_int_equal(gf_kv_open(e->fn.js, "tickets", &e->tickets), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "fleet", &e->fleet), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "players", &e->players), GF_OK);
+    assert_int_equal(gf_kv_open(e->fn.js, "matches", &e->matches), GF_OK);
+}
+
+void fleet_env_free(fleet_env *e)
+{
+    kvStore_Destroy(e->tickets);
+    kvStore_Destroy(e->fleet);
+    kvStore_Destroy(e->players);
+    kvStore_Destroy(e->matches);
+    gf_fnenv_free(&e->fn);
+}
+
+void fleet_env_spawn(fleet_env *e, gf_proc *p, const char *bin, const char *name,
+                     const char *instance, char *const extra_env[])
+{
+    assert_int_equal(gf_fnenv_spawn(&e->fn, p, bin, instance, extra_env), 0);
+    if (!gf_fnenv_wait_ping(&e->fn, name, instance, 15000)) {
+        gf_proc_dump_log(p, 30);
+        fail_msg("%s %s did not start", name, instance);
+    }
+}
+
+/* One request; the reply classified (gf_wire_reply_check) and, on success, decoded as
+ * reply_desc into *out when both are given. */
+static int call(fleet_env *e, const char *subject, const void *data, size_t len,
+                const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out, int *code,
+                char *field, size_t field_size)
+{
+    natsMsg *reply = NULL;
+    if (out)
+        *out = NULL;
+    if (natsConnection_Request(&reply, e->fn.nc, subject, data, (int)len, 5000) != NATS_OK)
+        return GF_ERR_TIMEOUT;
+    const char *hc = NULL, *ht = NULL;
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &hc);
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &ht);
+    gf_wire_error w;
+    const uint8_t *body = (const uint8_t *)natsMsg_GetData(reply);
+    size_t body_len = (size_t)natsMsg_GetDataLength(reply);
+    gf_err err = gf_wire_reply_check(hc, ht, body, body_len, &w);
+    if (code)
+        *code = err == GF_OK ? 0 : w.code;
+    if (field)
+        snprintf(field, field_size, "%s", err == GF_OK ? "" : w.field);
+    if (err == GF_OK && out && reply_desc) {
+        *out = protobuf_c_message_unpack(reply_desc, NULL, body_len, body);
+        assert_non_null(*out);
+    }
+    natsMsg_Destroy(reply);
+    return err;
+}
+
+int fleet_call_raw(fleet_env *e, const char *subject, const void *data, size_t len, int *code,
+                   char *field, size_t field_size)
+{
+    return call(e, subject, data, len, NULL, NULL, code, field, field_size);
+}
+
+int fleet_call(fleet_env *e, const char *subject, const ProtobufCMessage *req,
+               const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out, int *code,
+               char *field, size_t field_size)
+{
+    uint8_t buf[65536];
+    size_t len = protobuf_c_message_pack(req, buf);
+    int err = call(e, subject, buf, len, reply_desc, out, code, field, field_size);
+    assert_int_not_equal(err, GF_ERR_TIMEOUT);
+    return err;
+}
+
+void fleet_register(fleet_env *e, const char *dc, const char *id)
+{
+    Gamefn__V1__RegisterServerRequest r = GAMEFN__V1__REGISTER_SERVER_REQUEST__INIT;
+    r.server_id = (char *)(uintptr_t)id;
+    r.datacenter = (char *)(uintptr_t)dc;
+    r.address = "127.0.0.1";
+    r.port = 7777;
+    r.capacity = 10;
+    ProtobufCMessage *out = NULL;
+    assert_int_equal(fleet_call(e, GF_WIRE_SUBJ_FLEET_REGISTER, &r.base,
+                                &gamefn__v1__register_server_reply__descriptor, &out, NULL, NULL,
+                                0),
+                     GF_OK);
+    protobuf_c_message_free_unpacked(out, NULL);
+}
+
+int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *finished)
+{
+    Gamefn__V1__HeartbeatRequest r = GAMEFN__V1__HEARTBEAT_REQUEST__INIT;
+    r.server_id = (char *)(uintptr_t)id;
+    r.datacenter = (char *)(uintptr_t)dc;
+    if (finished)
+        r.finished_match_id = (char *)(uintptr_t)finished;
+    return fleet_call(e, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &r.base, NULL, NULL, NULL, NULL, 0);
+}
+
+Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char *id)
+{
+    char key[160];
+    kvEntry *en = NULL;
+    snprintf(key, sizeof key, "%s.%s", dc, id);
+    if (gf_kv_get(e->fleet, key, &en) != GF_OK)
+        return NULL;
+    Gamefn__V1__ServerRecord *r =
+        gamefn__v1__server_record__unpack(NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    kvEntry_Destroy(en);
+    assert_non_null(r);
+    return r;
+}
+
+size_t fleet_count(fleet_env *e)
+{
+    kvKeysList l = {0};
+    natsStatus s = kvStore_Keys(&l, e->fleet, NULL);
+    size_t n = s == NATS_OK ? (size_t)l.Count : 0;
+    kvKeysList_Destroy(&l);
+    return n;
+}
+
+void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
+                        int64_t queued_ms)
+{
+    char player[80];
+    uint8_t buf[4096];
+    int64_t now = gf_clock_unix_ms();
+    size_t len = gf_simstack_ticket(ticket_id, match_id, queued_ms, now, buf);
+    assert_int_equal(gf_kv_create(e->tickets, ticket_id, buf, len, NULL), GF_OK);
+    uint8_t *pb = NULL;
+    size_t plen = 0;
+    snprintf(player, sizeof player, "p-%s", ticket_id);
+    assert_int_equal(gf_players_pack(player, ticket_id, now, &pb, &plen), GF_OK);
+    assert_int_equal(gf_kv_create(e->players, player, pb, plen, NULL), GF_OK);
+    free(pb);
+}
+
+void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
+                         const char *datacenters)
+{
+    uint8_t buf[8192];
+    assert_true(n <= 16);
+    size_t len = gf_simstack_match(match_id, tickets, n, datacenters, gf_clock_unix_ms(), buf);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = match_id;
+    assert_int_equal(
+        js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len, &po, NULL),
+        NATS_OK);
+}
+
+Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->tickets, ticket_id, &en) != GF_OK)
+        return NULL;
+    Gamefn__V1__TicketRecord *t =
+        gamefn__v1__ticket_record__unpack(NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+    kvEntry_Destroy(en);
+    return t;
+}
+
+Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id, int state,
+                                            int timeout_ms)
+{
+    for (int waited = 0;; waited += 50) {
+        Gamefn__V1__TicketRecord *t = fleet_ticket(e, ticket_id);
+        if (t && (int)t->state == state)
+            return t;
+        if (waited >= timeout_ms)
+            fail_msg("ticket %s in state %d, not %d after %d ms", ticket_id, t ? (int)t->state : -1,
+                     state, timeout_ms);
+        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+        gf_clock_sleep_ms(50);
+    }
+}
+
+int fleet_outcome_state(fleet_env *e, const char *match_id)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->matches, match_id, &en) != GF_OK)
+        return 0;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    assert_int_equal(
+        gf_outcome_decode(kvEntry_Value(en), (size_t)kvEntry_ValueLen(en), match_id, &o, NULL),
+        GF_OK);
+    int state = (int)o->state;
+    gf_outcome_free(o);
+    kvEntry_Destroy(en);
+    return state;
+}
+
+bool fleet_player_exists(fleet_env *e, const char *player_id)
+{
+    kvEntry *en = NULL;
+    bool found = gf_kv_get(e->players, player_id, &en) == GF_OK;
+    kvEntry_Destroy(en);
+    return found;
+}
+
+bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 50) {
+        FILE *f = fopen(p->log_path, "r");
+        char line[1024];
+        bool found = false;
+        while (f && !found && fgets(line, sizeof line, f))
+            found = strstr(line, text) != NULL;
+        if (f)
+            fclose(f);
+        if (found)
+            return true;
+        gf_clock_sleep_ms(50);
+    }
+    return false;
+}

@@ -1,0 +1,87 @@
+/*
+ * fleet_support.h — integration-test helpers for the fleet and the allocator: a real
+ * nats-server with the matchmaking buckets and the MATCHES stream, a fresh join-key
+ * pair, a config with functions.fleet and functions.allocator, the fleet requests,
+ * hand-made CLAIMED tickets and Matches (as the matcher would write them), and reads of
+ * what the functions wrote.
+ *
+ * Test code: assertions fail the calling cmocka test. Ownership: fleet_env owns its
+ * gf_fnenv (server, directory, client); fleet_env_free() stops everything it started.
+ * Decoded records returned to the caller are freed with the protobuf-c free functions.
+ */
+#ifndef GAMEFN_TEST_FLEET_SUPPORT_H
+#define GAMEFN_TEST_FLEET_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fn_support.h"
+#include "gamefn/v1/fleet.pb-c.h"
+#include "gamefn/v1/match.pb-c.h"
+#include "gamefn/v1/ticket.pb-c.h"
+
+#define FLEET_BIN     "functions/fleet/gamefn-fleet"
+#define ALLOCATOR_BIN "functions/allocator/gamefn-allocator"
+
+/* Knobs of the generated config (0 = the helper's test default). */
+typedef struct fleet_env_opts {
+    const char *datacenters;     /* YAML flow list items, e.g. "{name: eu, floor: 1}, {name: us}" */
+    const char *fleet_extra;     /* more functions.fleet keys, one "    key: value\n" each */
+    const char *allocator_extra; /* more functions.allocator keys */
+    const char *backoff;         /* MATCHES/allocator backoff, default "[2s, 2s, 5s]" */
+    const char *functions_extra; /* more functions: sections (intake, ticker, matcher) */
+} fleet_env_opts;
+
+typedef struct fleet_env {
+    gf_fnenv fn;
+    kvStore *tickets, *fleet, *players, *matches;
+    uint8_t pk[32]; /* the join key's public half */
+} fleet_env;
+
+void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
+void fleet_env_free(fleet_env *e);
+
+/* Spawns a function and waits until it answers $SRV.PING. extra_env may be NULL. */
+void fleet_env_spawn(fleet_env *e, gf_proc *p, const char *bin, const char *name,
+                     const char *instance, char *const extra_env[]);
+
+/* A fleet request: packs `req`, returns the reply's gf_err (typed errors decoded with
+ * gf_wire_reply_check); *code gets the wire code (may be NULL); *out (may be NULL) the
+ * decoded reply on success. */
+int fleet_call(fleet_env *e, const char *subject, const ProtobufCMessage *req,
+               const ProtobufCMessageDescriptor *reply_desc, ProtobufCMessage **out, int *code,
+               char *field, size_t field_size);
+/* Same with raw bytes. */
+int fleet_call_raw(fleet_env *e, const char *subject, const void *data, size_t len, int *code,
+                   char *field, size_t field_size);
+
+/* Registers server `id` in `dc` with capacity 10; asserts success. */
+void fleet_register(fleet_env *e, const char *dc, const char *id);
+int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *finished);
+
+/* The record of <dc>.<id>, or NULL when absent. */
+Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char *id);
+size_t fleet_count(fleet_env *e); /* live keys in the fleet bucket */
+
+/* A CLAIMED ticket (one player per ticket, player id = "p-" + ticket id) claimed by
+ * `match_id`, queued at queued_ms, with its players record. */
+void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
+                        int64_t queued_ms);
+/* Publishes a 1v1-style Match of `n` tickets, one per team, formed now, with the
+ * datacenters listed (comma-separated, best first). */
+void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
+                         const char *datacenters);
+
+Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id);
+/* Waits until the ticket is in `state` (timeout_ms); returns it (caller frees) or fails. */
+Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id, int state,
+                                            int timeout_ms);
+/* MatchOutcome state of matches/<id>: 0 none, 1 COMMITTED, 2 ABORTED. */
+int fleet_outcome_state(fleet_env *e, const char *match_id);
+bool fleet_player_exists(fleet_env *e, const char *player_id);
+
+/* Polls until `text` appears in the process's log (timeout_ms). */
+bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * test_mm_e2e.c — the whole matchmaking service with a simulated game server: tickets
+ * created through intake are matched by the matcher, allocated by the allocator on a
+ * server registered with the fleet, which verifies every player's join token, plays,
+ * reports game over and is FREE again; the players, released, queue again and are
+ * matched a second time on the same server.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fleet_support.h"
+#include "gamefn/clock.h"
+#include "gamesim.h"
+#include "mm_support.h"
+
+#define ASSIGNED GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
+
+static const char matchmaking[] = "  intake:\n"
+                                  "    pending_grace: 2s\n"
+                                  "  ticker:\n"
+                                  "    interval: 100ms\n"
+                                  "  matcher:\n"
+                                  "    matchmaking:\n"
+                                  "      datacenters:\n"
+                                  "        - {name: eu, region: eu}\n"
+                                  "        - {name: us, region: na}\n"
+                                  "      queues:\n"
+                                  "        - {name: duel, mode: hybrid, shape: 1v1}\n";
+
+/* Creates a ticket for `player` under `key`; returns its id (static buffer per call). */
+static void create(fleet_env *e, const char *key, const char *player, char *id, size_t size)
+{
+    mm_ticket t = {.key = key,
+                   .queue = "duel",
+                   .players = {player},
+                   .nplayers = 1,
+                   .rating = 1500,
+                   .pings = "eu:20,us:90"};
+    Gamefn__V1__CreateTicketReply *r = NULL;
+    assert_int_equal(mm_create(&e->fn, &t, &r, NULL, 0), 0);
+    assert_false(r->replayed);
+    snprintf(id, size, "%s", r->ticket_id);
+    gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
+}
+
+static void wait_assigned(fleet_env *e, const char *id)
+{
+    for (int waited = 0; mm_state(&e->fn, id) != ASSIGNED; waited += 100) {
+        if (waited > 15000)
+            fail_msg("ticket %s not assigned (state %d)", id, mm_state(&e->fn, id));
+        gf_clock_sleep_ms(100);
+    }
+}
+
+static void tickets_to_game_and_back(void **state)
+{
+    (void)state;
+    fleet_env e;
+    gf_proc fleet = {0}, alloc = {0}, intake = {0}, ticker = {0}, matcher = {0};
+    fleet_env_opts o = {.functions_extra = matchmaking};
+    fleet_env_start(&e, &o);
+    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
+    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
+    assert_true(mm_spawn(&e.fn, &intake, "intake", "i1"));
+    assert_true(mm_spawn(&e.fn, &ticker, "ticker", "t1"));
+    assert_true(mm_spawn(&e.fn, &matcher, "matcher", "m1"));
+    gf_gamesim_dc dcs[] = {{.name = "eu", .initial = 1, .max = 1}};
+    gf_gamesim_opts so = {.dcs = dcs, .n_dcs = 1, .play_ms = 300};
+    gf_gamesim *sim = NULL;
+    assert_int_equal(gf_gamesim_start(e.fn.nc, &so, &sim), GF_OK);
+
+    char a[80], b[80];
+    create(&e, "k-alice-1", "alice", a, sizeof a);
+    create(&e, "k-bob-1", "bob", b, sizeof b);
+    wait_assigned(&e, a);
+    wait_assigned(&e, b);
+    Gamefn__V1__TicketRecord *t = fleet_ticket(&e, a);
+    assert_string_equal(t->assignment->server_id, "sim-eu-1");
+    assert_string_equal(t->assignment->datacenter, "eu");
+    gamefn__v1__ticket_record__free_unpacked(t, NULL);
+
+    /* The server verified both tokens, played, reported game over. */
+    gf_gamesim_stats st;
+    for (int waited = 0;; waited += 100) {
+        gf_gamesim_stats_get(sim, &st);
+        if (st.games_finished >= 1 || waited > 10000)
+            break;
+        gf_clock_sleep_ms(100);
+    }
+    assert_int_equal(st.tokens_ok, 2);
+    assert_int_equal(st.tokens_bad, 0);
+    assert_int_equal(st.games_finished, 1);
+    for (int waited = 0; fleet_player_exists(&e, "alice") && waited < 5000; waited += 50)
+        gf_clock_sleep_ms(50);
+    assert_false(fleet_player_exists(&e, "alice"));
+
+    /* Released, they queue again and play again on the same, now free, server. */
+    create(&e, "k-alice-2", "alice", a, sizeof a);
+    create(&e, "k-bob-2", "bob", b, sizeof b);
+    wait_assigned(&e, a);
+    wait_assigned(&e, b);
+    for (int waited = 0;; waited += 100) {
+        gf_gamesim_stats_get(sim, &st);
+        if (st.games_finished >= 2 || waited > 10000)
+            break;
+        gf_clock_sleep_ms(100);
+    }
+    assert_int_equal(st.games_finished, 2);
+    assert_int_equal(st.tokens_ok, 4);
+
+    gf_gamesim_stop(sim);
+    assert_true(gf_fnenv_stop(&matcher, 15000));
+    assert_true(gf_fnenv_stop(&ticker, 15000));
+    assert_true(gf_fnenv_stop(&intake, 15000));
+    assert_true(gf_fnenv_stop(&alloc, 15000));
+    assert_true(gf_fnenv_stop(&fleet, 15000));
+    fleet_env_free(&e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tickets_to_game_and_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+/*
+ * test_fleet_table.c — the fleet mirror's table (functions/fleet/fleet_table.h):
+ * revisions, malformed values, datacenter ranges, allocation order and spread,
+ * resync, finding the server of a match.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fleet_table.h"
+
+static const int64_t now = 1000000;
+
+/* Packs a record into buf; returns the length. */
+static size_t record(uint8_t *buf, const char *dc, const char *id, Gamefn__V1__ServerState state,
+                     int64_t free_since, int64_t stale, uint32_t capacity, const char *match)
+{
+    Gamefn__V1__ServerRecord r = GAMEFN__V1__SERVER_RECORD__INIT;
+    r.server_id = fleet_str(id);
+    r.datacenter = fleet_str(dc);
+    r.address = "127.0.0.1";
+    r.port = 7000;
+    r.capacity = capacity;
+    r.state = state;
+    r.free_since_unix_ms = free_since;
+    r.stale_unix_ms = stale;
+    if (match)
+        r.allocated_match_id = fleet_str(match);
+    return gamefn__v1__server_record__pack(&r, buf);
+}
+
+static void put(fleet_table *t, const char *dc, const char *id, uint64_t rev, int64_t free_since)
+{
+    uint8_t buf[512];
+    char key[FLEET_KEY_MAX];
+    snprintf(key, sizeof key, "%s.%s", dc, id);
+    size_t len = record(buf, dc, id, GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, free_since,
+                        now + 10000, 10, NULL);
+    assert_int_equal(fleet_table_put(t, key, rev, buf, len), GF_OK);
+}
+
+static void count_entry(const fleet_entry *e, void *arg)
+{
+    (void)e;
+    (*(size_t *)arg)++;
+}
+
+static size_t count_dc(fleet_table *t, const char *dc)
+{
+    size_t n = 0;
+    fleet_table_each(t, dc, count_entry, &n);
+    return n;
+}
+
+static void revisions_and_ranges(void **state)
+{
+    (void)state;
+    fleet_table *t = NULL;
+    assert_int_equal(fleet_table_new(&t), GF_OK);
+    put(t, "dc", "b", 5, 1);
+    put(t, "dc", "a", 6, 1);
+    put(t, "dc2", "a", 7, 1);
+    put(t, "dc-x", "a", 8, 1);
+    put(t, "d", "z", 9, 1);
+    assert_int_equal(fleet_table_count(t), 5);
+    /* "dc." must not take "dc2." or "dc-x." keys. */
+    assert_int_equal(count_dc(t, "dc"), 2);
+    assert_int_equal(count_dc(t, "dc2"), 1);
+    assert_int_equal(count_dc(t, "dc-x"), 1);
+    assert_int_equal(count_dc(t, "nope"), 0);
+    assert_int_equal(count_dc(t, NULL), 5);
+
+    /* An older revision never replaces a newer one; a newer one does. */
+    uint64_t v = fleet_table_version(t);
+    uint8_t buf[512];
+    size_t len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED, 0,
+                        now + 10000, 10, "m-1");
+    assert_int_equal(fleet_table_put(t, "dc.a", 3, buf, len), GF_OK);
+    assert_int_equal(fleet_table_get(t, "dc.a")->rec->state,
+                     GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE);
+    assert_int_equal(fleet_table_version(t), v);
+    assert_int_equal(fleet_table_put(t, "dc.a", 10, buf, len), GF_OK);
+    assert_int_equal(fleet_table_get(t, "dc.a")->rec->state,
+                     GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED);
+    assert_true(fleet_table_version(t) > v);
+
+    /* Malformed values and values under another key are refused and forget the key. */
+    assert_int_equal(fleet_table_put(t, "dc.b", 11, (const uint8_t *)"\xff\xff", 2),
+                     GF_ERR_INVALID);
+    assert_null(fleet_table_get(t, "dc.b"));
+    len = record(buf, "dc2", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now, 10, NULL);
+    assert_int_equal(fleet_table_put(t, "dc.zz", 12, buf, len), GF_ERR_INVALID);
+    assert_null(fleet_table_get(t, "dc.zz"));
+
+    /* Deletes: an older delete is ignored. */
+    fleet_table_delete(t, "dc2.a", 6);
+    assert_non_null(fleet_table_get(t, "dc2.a"));
+    fleet_table_delete(t, "dc2.a", 13);
+    assert_null(fleet_table_get(t, "dc2.a"));
+
+    /* find_match */
+    fleet_candidate c;
+    assert_true(fleet_table_find_match(t, "m-1", &c));
+    assert_string_equal(c.key, "dc.a");
+    assert_int_equal(c.revision, 10);
+    fleet_candidates_free(&c, 1);
+    assert_false(fleet_table_find_match(t, "m-2", &c));
+    assert_false(fleet_table_find_match(t, "", &c));
+    fleet_table_free(t);
+}
+
+static void candidates_order_and_filters(void **state)
+{
+    (void)state;
+    fleet_table *t = NULL;
+    assert_int_equal(fleet_table_new(&t), GF_OK);
+    uint8_t buf[512];
+    /* Ten FREE servers freed at times 1..10; s5 is stale, s6 too small, s7 allocated. */
+    for (int i = 1; i <= 10; i++) {
+        char id[8], key[32];
+        snprintf(id, sizeof id, "s%d", i);
+        snprintf(key, sizeof key, "eu.%s", id);
+        Gamefn__V1__ServerState st = i == 7 ? GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED
+                                            : GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE;
+        size_t len = record(buf, "eu", id, st, i == 7 ? 0 : i, i == 5 ? now : now + 1,
+                            i == 6 ? 2 : 10, i == 7 ? "m-x" : NULL);
+        assert_int_equal(fleet_table_put(t, key, (uint64_t)i, buf, len), GF_OK);
+    }
+    fleet_candidate c[16];
+    size_t n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 16);
+    /* Allowed: s1..s4, s8..s10, most recently freed first. */
+    const char *want[] = {"eu.s10", "eu.s9", "eu.s8", "eu.s4", "eu.s3", "eu.s2", "eu.s1"};
+    assert_int_equal(n, 7);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(c[i].key, want[i]);
+    fleet_candidates_free(c, n);
+
+    /* A match id rotates the first four; the rest keep their order; every allowed
+     * server is still offered exactly once. */
+    int first_seen[4] = {0};
+    for (int m = 0; m < 64; m++) {
+        char mid[16];
+        snprintf(mid, sizeof mid, "m-%d", m);
+        n = fleet_table_candidates(t, "eu", 4, now, mid, c, 16);
+        assert_int_equal(n, 7);
+        for (size_t i = 4; i < 7; i++)
+            assert_string_equal(c[i].key, want[i]);
+        for (size_t k = 0; k < 4; k++)
+            if (strcmp(c[0].key, want[k]) == 0)
+                first_seen[k]++;
+        fleet_candidates_free(c, n);
+    }
+    for (int k = 0; k < 4; k++)
+        assert_true(first_seen[k] > 0); /* every one of the first four leads sometimes */
+
+    /* max caps the copy; players above capacity filter. */
+    n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 2);
+    assert_int_equal(n, 2);
+    assert_string_equal(c[0].key, "eu.s10");
+    fleet_candidates_free(c, n);
+    n = fleet_table_candidates(t, "eu", 11, now, NULL, c, 16);
+    assert_int_equal(n, 0);
+    n = fleet_table_candidates(t, "us", 1, now, NULL, c, 16);
+    assert_int_equal(n, 0);
+    fleet_table_free(t);
+}
+
+static void resync_drops_unseen(void **state)
+{
+    (void)state;
+    fleet_table *t = NULL;
+    assert_int_equal(fleet_table_new(&t), GF_OK);
+    put(t, "eu", "a", 1, 1);
+    put(t, "eu", "b", 2, 1);
+    put(t, "eu", "c", 3, 1);
+    fleet_table_resync_begin(t);
+    put(t, "eu", "a", 1, 1); /* replayed */
+    put(t, "eu", "c", 4, 1); /* replayed, changed */
+    assert_int_equal(fleet_table_resync_end(t), 1);
+    assert_null(fleet_table_get(t, "eu.b"));
+    assert_int_equal(fleet_table_get(t, "eu.c")->revision, 4);
+    assert_int_equal(fleet_table_count(t), 2);
+    fleet_table_free(t);
+    fleet_table_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(revisions_and_ranges),
+        cmocka_unit_test(candidates_order_and_filters),
+        cmocka_unit_test(resync_drops_unseen),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
