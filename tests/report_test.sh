@@ -76,6 +76,8 @@ check "restart in header" grep -q '<li class="fail">1 unplanned restart (matcher
 check "missed goal in header" grep -q '<li class="fail">goal missed: Wait p99' "$html"
 check "open gap in header" grep -q '<li class="fail">1 event gap still open' "$html"
 check "violated invariant marked" grep -q 'VIOLATED' "$html"
+check "lagging consumer noted" grep -q '<li class="note">consumer crashes ends [0-9]* messages behind (warning at 1,000)</li>' "$html"
+check "lag warning line drawn" grep -q "warning 1,000" "$html"
 
 # ---- hostile strings are text, never markup -----------------------------------------------
 "$synth" "$work/evil" --seconds 10 --unhealthy --hostile

@@ -256,9 +256,9 @@ static void test_svg_inline(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_summary),          cmocka_unit_test(test_summary_fields),
-        cmocka_unit_test(test_check),            cmocka_unit_test(test_problems_bounded),
-        cmocka_unit_test(test_html_escape),      cmocka_unit_test(test_svg_inline),
+        cmocka_unit_test(test_summary),     cmocka_unit_test(test_summary_fields),
+        cmocka_unit_test(test_check),       cmocka_unit_test(test_problems_bounded),
+        cmocka_unit_test(test_html_escape), cmocka_unit_test(test_svg_inline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

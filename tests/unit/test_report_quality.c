@@ -57,8 +57,8 @@ static gf_run *build(const spec *s)
         assert_non_null(run->check);
         gf_run_read_check(run, run->check);
     }
-    const char *texts[GF_RUN__FILES] = {[GF_RUN_TICKETS] = s->tickets,
-                                        [GF_RUN_MATCHES] = s->matches};
+    const char *texts[GF_RUN__FILES] = {
+        [GF_RUN_TICKETS] = s->tickets, [GF_RUN_MATCHES] = s->matches};
     for (int f = 0; f < GF_RUN__FILES; f++) {
         if (!texts[f])
             continue;

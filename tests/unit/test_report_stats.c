@@ -133,8 +133,7 @@ static void test_groups(void **state)
     assert_true(g[0].a == 0 && g[0].n == 1 && g[0].v[0] == 1);
     gf_groups_free(g, n);
     gf_tsv_column numeric = {.kind = GF_TSV_NUM};
-    assert_int_equal(gf_groups_collect(&t, &numeric, NULL, num, NULL, 1, &g, &n),
-                     GF_ERR_INVALID);
+    assert_int_equal(gf_groups_collect(&t, &numeric, NULL, num, NULL, 1, &g, &n), GF_ERR_INVALID);
 }
 
 int main(void)

@@ -245,7 +245,8 @@ static void test_prefixes_at_guard_page(void **state)
         size_t l = round % 300;
         for (size_t i = 0; i < l; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            copy[i] = "\t\n0123456789.-e#abc\r\x80 "[x % 24];
+            static const char alphabet[] = "\t\n0123456789.-e#abc\r\x80 ";
+            copy[i] = alphabet[x % (sizeof alphabet - 1)];
         }
         const char *p = (const char *)guard_page_place(g, copy, l);
         gf_tsv_table *t = NULL;

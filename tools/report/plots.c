@@ -300,9 +300,17 @@ static void time_axis(gf_buf *b)
     gf_buf_puts(b, "set xlabel 'seconds since the start'\nset xrange [0:*]\n");
 }
 
-/* The last value per key and bucket of a sampled file (t in order), drawn per key. */
+typedef struct mark {
+    double value;
+    const char *label;
+} mark;
+
+/* The last value per key and bucket of a sampled file (t in order), drawn per key, with
+ * v2 added to v1 where given; horizontal lines at marks (ended by value 0) the data comes
+ * within half of. */
 static bool gauge_plot(const gf_run *run, gf_run_file f, const char *key, const char *v1,
-                       const char *v2, plot *p, char *why, size_t whysize)
+                       const char *v2, const mark *marks, plot *p, gf_buf *body, char *why,
+                       size_t whysize)
 {
     const gf_tsv_table *t = run->tables[f];
     const gf_tsv_column *ck = column(run, f, key), *c1 = column(run, f, v1);
@@ -324,13 +332,25 @@ static bool gauge_plot(const gf_run *run, gf_run_file f, const char *key, const 
         if (isfinite(v))
             last[(size_t)ck->key[i] * bk.n + b] = v;
     }
+    double peak = 0;
     for (size_t k = 0; k < ck->nkeys; k++) {
         series *s = add_series(p, ck->keys[k], "lines", (int)k + 1);
         for (size_t b = 0; b < bk.n; b++)
             if (!isnan(last[k * bk.n + b]))
                 add_point(s, (double)b * bk.width, last[k * bk.n + b]);
+        if (s && s->peak > peak)
+            peak = s->peak;
     }
     free(last);
+    if (marks) /* threshold lines, once the data comes near them */
+        for (size_t i = 0; marks[i].value > 0; i++)
+            if (peak >= marks[i].value / 2)
+                gf_buf_printf(body,
+                              "set arrow from graph 0, first %g to graph 1, first %g nohead "
+                              "dt 2 lc rgb '#999999'\n"
+                              "set label '%s' at graph 0.01, first %g offset 0,0.6 "
+                              "tc rgb '#777777'\n",
+                              marks[i].value, marks[i].value, marks[i].label, marks[i].value);
     return true;
 }
 
@@ -423,7 +443,9 @@ static bool alloc_plot(const gf_run *run, plot *p, gf_buf *b, char *why, size_t 
             size_t k = (size_t)(tv[i] / bk.width);
             v[count[k] + fill[k]++] = ca->num[i];
         }
-    static const double ps[] = {50, 95, 99};
+    /* p99 first: where a second has few allocations its p95 is its p99 (nearest rank),
+     * and the line drawn last is the one seen */
+    static const double ps[] = {99, 95, 50};
     series *s[3];
     for (int j = 0; j < 3; j++) {
         char title[16];
@@ -441,7 +463,7 @@ static bool alloc_plot(const gf_run *run, plot *p, gf_buf *b, char *why, size_t 
     free(count);
     free(fill);
     free(v);
-    if (s[0]->n == 0) {
+    if (s[2]->n == 0) {
         snprintf(why, whysize, "matches.tsv has no allocation times (alloc_ms is '-' throughout)");
         return false;
     }
@@ -534,10 +556,22 @@ static bool events_plot(const gf_run *run, plot *p, gf_buf *b, char *why, size_t
         snprintf(why, whysize, "events.tsv has no counter columns");
         return false;
     }
+    bool any = false;
+    for (size_t i = 0; i < p->n; i++)
+        any = any || p->s[i].n > 0;
+    if (!any) {
+        snprintf(why, whysize,
+                 "events.tsv needs a counter's value at two different times to "
+                 "give a rate");
+        return false;
+    }
     gf_buf_puts(b, "set ylabel 'events per second'\n");
     time_axis(b);
     return true;
 }
+
+static const mark lag_marks[] = {
+    {GF_LAG_WARNING, "warning 1,000"}, {GF_LAG_CRITICAL, "critical 10,000"}, {0, NULL}};
 
 static const gf_run_file plot_file[GF_PLOT__COUNT] = {
     GF_RUN_TICKETS, GF_RUN_MATCHES, GF_RUN_TICKETS, GF_RUN_QUEUES, GF_RUN_MATCHES,
@@ -569,7 +603,7 @@ bool gf_plot_script(const gf_run *run, gf_plot_id id, gf_buf *script, char *why,
         ok = dping_plot(run, p, &body, why, whysize);
         break;
     case GF_PLOT_QUEUES:
-        ok = gauge_plot(run, GF_RUN_QUEUES, "queue", "waiting", NULL, p, why, whysize);
+        ok = gauge_plot(run, GF_RUN_QUEUES, "queue", "waiting", NULL, NULL, p, &body, why, whysize);
         gf_buf_puts(&body, "set ylabel 'tickets waiting'\n");
         time_axis(&body);
         break;
@@ -586,7 +620,8 @@ bool gf_plot_script(const gf_run *run, gf_plot_id id, gf_buf *script, char *why,
         ok = events_plot(run, p, &body, why, whysize);
         break;
     case GF_PLOT_LAG:
-        ok = gauge_plot(run, GF_RUN_LAG, "consumer", "pending", "ack_pending", p, why, whysize);
+        ok = gauge_plot(run, GF_RUN_LAG, "consumer", "pending", "ack_pending", lag_marks, p, &body,
+                        why, whysize);
         gf_buf_puts(&body, "set ylabel 'pending + in flight (messages)'\n");
         time_axis(&body);
         break;

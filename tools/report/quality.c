@@ -343,6 +343,25 @@ static void judge_restarts(const gf_run *run, gf_verdict *v)
             planned == 1 ? "" : "s");
 }
 
+/* A consumer whose lag ends above the warning threshold has not caught up. */
+static void judge_lag(const gf_run *run, gf_verdict *v)
+{
+    const gf_tsv_table *t = run->tables[GF_RUN_LAG];
+    if (run->file_state[GF_RUN_LAG] != GF_RUN_LOADED)
+        return;
+    const gf_tsv_column *cc = gf_tsv_find(t, "consumer"), *cp = gf_tsv_find(t, "pending"),
+                        *ca = gf_tsv_find(t, "ack_pending");
+    double last[GF_TSV_MAX_KEYS];
+    for (size_t k = 0; k < GF_TSV_MAX_KEYS; k++)
+        last[k] = 0;
+    for (size_t i = 0; i < t->nrows; i++)
+        last[cc->key[i]] = cp->num[i] + (ca->present && isfinite(ca->num[i]) ? ca->num[i] : 0);
+    for (size_t k = 0; k < cc->nkeys; k++)
+        if (last[k] >= GF_LAG_WARNING)
+            add(&v->notes, "consumer %s ends %.0f messages behind (warning at 1,000)", cc->keys[k],
+                last[k]);
+}
+
 void gf_quality_verdict(const gf_run *run, const gf_figure figs[GF_FIG__COUNT], gf_verdict *v)
 {
     memset(v, 0, sizeof *v);
@@ -371,6 +390,7 @@ void gf_quality_verdict(const gf_run *run, const gf_figure figs[GF_FIG__COUNT], 
     if (run->dlq_state == GF_RUN_LOADED && run->dlq_messages > 0)
         add(&v->notes, "%lld message%s in the dead-letter stream", (long long)run->dlq_messages,
             run->dlq_messages == 1 ? "" : "s");
+    judge_lag(run, v);
     if (!run->population_given)
         add(&v->notes, "the run's population is not recorded: goals judged as for mid");
     for (int f = 0; f < GF_RUN__FILES; f++)

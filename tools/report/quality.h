@@ -14,7 +14,8 @@
  * unplanned restart, an event gap still open, a failed run); else INCOMPLETE when
  * something needed to judge is missing (no check.json, an invariant not checked, a goal
  * not measured, restarts not recorded, malformed input, a run that did not complete);
- * else HEALTHY. Notes (DLQ messages, planned restarts...) never change it.
+ * else HEALTHY. Notes (DLQ messages, planned restarts, a consumer still lagging at the
+ * end...) never change it.
  *
  * Pure: reads a gf_run, allocates nothing the caller must free.
  */
@@ -63,6 +64,11 @@ typedef struct gf_verdict {
     gf_verdict_level level;
     gf_verdict_list fails, missing, notes;
 } gf_verdict;
+
+/* Consumer lag alert thresholds (ARCHITECTURE.md, invariant 8): drawn on the lag plot; a
+ * consumer whose lag ends above the warning gets a note. */
+#define GF_LAG_WARNING  1000.0
+#define GF_LAG_CRITICAL 10000.0
 
 /* The headline queue of the quality goals. */
 #define GF_QUALITY_MODE  "hybrid"

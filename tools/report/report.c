@@ -357,8 +357,11 @@ static void params(const gf_run *run, gf_buf *out)
         gf_buf_puts(out, "</code></td><td>");
         if (json_is_string(v)) {
             gf_buf_html(out, json_string_value(v));
+        } else if (json_is_real(v)) {
+            gf_buf_printf(out, "%.12g", json_real_value(v));
         } else {
-            char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS);
+            char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_SORT_KEYS |
+                                        JSON_REAL_PRECISION(12));
             if (s && strlen(s) > 300)
                 strcpy(s + 296, "...");
             gf_buf_html(out, s ? s : "?");

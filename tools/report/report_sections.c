@@ -85,6 +85,16 @@ static void cell_pct(gf_buf *out, const double *sorted, size_t n, double p, int 
     gf_buf_printf(out, "<td class=\"num\">%.*f</td>", decimals, gf_stats_percentile(sorted, n, p));
 }
 
+/* Table cells with the p50, p95, p99 (if with_p99) and the maximum of sorted[0..n). */
+static void cells_pcts(gf_buf *out, const double *sorted, size_t n, bool with_p99, int decimals)
+{
+    cell_pct(out, sorted, n, 50, decimals);
+    cell_pct(out, sorted, n, 95, decimals);
+    if (with_p99)
+        cell_pct(out, sorted, n, 99, decimals);
+    cell_pct(out, sorted, n, 100, decimals);
+}
+
 void gf_report_waits(const gf_run *run, const gf_report_opts *o, gf_buf *out, gf_report_result *res)
 {
     gf_buf_puts(out, "<section id=\"waits\"><h2>Wait time per mode and shape</h2>\n"
@@ -133,10 +143,7 @@ void gf_report_waits(const gf_run *run, const gf_report_opts *o, gf_buf *out, gf
         gf_buf_puts(out, "</td><td>");
         gf_buf_html(out, cs->keys[g[i].b]);
         gf_buf_printf(out, "</td><td class=\"num\">%zu</td>", g[i].n);
-        cell_pct(out, g[i].v, g[i].n, 50, 2);
-        cell_pct(out, g[i].v, g[i].n, 95, 2);
-        cell_pct(out, g[i].v, g[i].n, 99, 2);
-        cell_pct(out, g[i].v, g[i].n, 100, 2);
+        cells_pcts(out, g[i].v, g[i].n, true, 2);
         gf_buf_printf(out, "<td class=\"num\">%zu</td><td class=\"num\">%zu</td></tr>\n",
                       ended[cell][0], ended[cell][1]);
     }
@@ -175,9 +182,7 @@ static void per_mode_table(const gf_run *run, gf_run_file f, const char *value,
         gf_buf_puts(out, "<tr><td>");
         gf_buf_html(out, cm->keys[g[i].a]);
         gf_buf_printf(out, "</td><td class=\"num\">%zu</td>", g[i].n);
-        cell_pct(out, g[i].v, g[i].n, 50, 1);
-        cell_pct(out, g[i].v, g[i].n, 95, 1);
-        cell_pct(out, g[i].v, g[i].n, 100, 1);
+        cells_pcts(out, g[i].v, g[i].n, false, 1);
         gf_buf_puts(out, "</tr>\n");
     }
     gf_buf_puts(out, "</table>\n");
@@ -266,10 +271,7 @@ void gf_report_allocation(const gf_run *run, const gf_report_opts *o, gf_buf *ou
                              "</th><th>p95 (ms)</th><th>p99 (ms)</th><th>max (ms)</th></tr>\n");
             gf_buf_printf(out, "<tr><td class=\"num\">%zu</td><td class=\"num\">%zu</td>", n,
                           t->nrows - n);
-            cell_pct(out, v, n, 50, 1);
-            cell_pct(out, v, n, 95, 1);
-            cell_pct(out, v, n, 99, 1);
-            cell_pct(out, v, n, 100, 1);
+            cells_pcts(out, v, n, true, 1);
             gf_buf_puts(out, "</tr></table>\n");
         }
         free(v);

@@ -29,33 +29,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-static uint64_t next(rng *r)
-{
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static double uniform(rng *r)
-{
-    return (double)(next(r) >> 11) / 9007199254740992.0;
-}
-
-static double normal(rng *r)
-{
-    double u = uniform(r), v = uniform(r);
-    return sqrt(-2.0 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
-}
+#include "population.h" /* gf_pop_rng: the population model's seeded generator */
 
 /* lognormal with the given median */
-static double lognormal(rng *r, double median, double sigma)
+static double lognormal(gf_pop_rng *r, double median, double sigma)
 {
-    return median * exp(sigma * normal(r));
+    return median * exp(sigma * gf_pop_rng_normal(r));
 }
 
 static const char *const regions[] = {"na", "eu", "asia", "sa", "me"};
@@ -110,7 +89,7 @@ static const char *hostile(const opts *o, const char *plain, const char *evil)
     return o->hostile ? evil : plain;
 }
 
-static void tickets_and_matches(const opts *o, rng *r)
+static void tickets_and_matches(const opts *o, gf_pop_rng *r)
 {
     FILE *ft = open_file(o, "tickets.tsv"), *fm = open_file(o, "matches.tsv");
     if (ft)
@@ -125,37 +104,41 @@ static void tickets_and_matches(const opts *o, rng *r)
         for (size_t g = 0; g < sizeof regions / sizeof regions[0]; g++) {
             bool low = strcmp(regions[g], "sa") == 0;
             bool merge_on = low && s >= o->seconds / 2;
-            int n = (int)(region_rate[g] + uniform(r) * 2);
+            int n = (int)(region_rate[g] + gf_pop_rng_uniform(r) * 2);
             for (int i = 0; i < n; i++) {
-                const char *mode = modes[next(r) % 3];
-                const char *shape = uniform(r) < 0.7 ? "5v5" : "1v1";
-                double wait = low ? lognormal(r, merge_on ? 2000 : 8000, 0.5) : lognormal(r, 900, 0.8);
+                const char *mode = modes[gf_pop_rng_next(r) % 3];
+                const char *shape = gf_pop_rng_uniform(r) < 0.7 ? "5v5" : "1v1";
+                double wait =
+                    low ? lognormal(r, merge_on ? 2000 : 8000, 0.5) : lognormal(r, 900, 0.8);
                 if (o->unhealthy)
                     wait *= 4;
-                double u = uniform(r);
+                double u = gf_pop_rng_uniform(r);
                 const char *outcome = u < 0.92 ? "assigned" : u < 0.98 ? "cancelled" : "timed_out";
                 if (ft) {
-                    fprintf(ft, "%.3f\tt-%llu\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t", s + uniform(r),
-                            (unsigned long long)++ticket, mode, shape, regions[g],
-                            1 + (int)(next(r) % 3), merge_on ? "on" : "off", outcome, wait);
+                    fprintf(ft, "%.3f\tt-%llu\t%s\t%s\t%s\t%d\t%s\t%s\t%.0f\t",
+                            s + gf_pop_rng_uniform(r), (unsigned long long)++ticket, mode, shape,
+                            regions[g], 1 + (int)(gf_pop_rng_next(r) % 3), merge_on ? "on" : "off",
+                            outcome, wait);
                     if (strcmp(outcome, "assigned") == 0)
                         fprintf(ft, "%.1f\n",
-                                strcmp(mode, "ping_first") == 0 ? -log(1 - uniform(r)) * 5
-                                                                : -log(1 - uniform(r)) * 18);
+                                strcmp(mode, "ping_first") == 0
+                                    ? -log(1 - gf_pop_rng_uniform(r)) * 5
+                                    : -log(1 - gf_pop_rng_uniform(r)) * 18);
                     else
                         fputs("-\n", ft);
                 }
             }
-            int m = n / 4 + (uniform(r) < 0.5);
+            int m = n / 4 + (gf_pop_rng_uniform(r) < 0.5);
             for (int i = 0; i < m && fm; i++) {
-                const char *mode = modes[next(r) % 3];
+                const char *mode = modes[gf_pop_rng_next(r) % 3];
                 double spread = strcmp(mode, "sbmm") == 0     ? lognormal(r, 70, 0.4)
                                 : strcmp(mode, "hybrid") == 0 ? lognormal(r, 180, 0.5)
                                                               : lognormal(r, 650, 0.3);
-                fprintf(fm, "%.3f\tm-%llu\t%s\t%s\t%s\t%s\t%s\t10\t%.0f\t", s + uniform(r),
-                        (unsigned long long)++match, mode, shapes[next(r) % 2], regions[g],
-                        dcs[next(r) % 8], low && s >= o->seconds / 2 ? "on" : "off", spread);
-                if (uniform(r) < 0.99)
+                fprintf(fm, "%.3f\tm-%llu\t%s\t%s\t%s\t%s\t%s\t10\t%.0f\t",
+                        s + gf_pop_rng_uniform(r), (unsigned long long)++match, mode,
+                        shapes[gf_pop_rng_next(r) % 2], regions[g], dcs[gf_pop_rng_next(r) % 8],
+                        low && s >= o->seconds / 2 ? "on" : "off", spread);
+                if (gf_pop_rng_uniform(r) < 0.99)
                     fprintf(fm, "%.1f\n", lognormal(r, 12, 0.5));
                 else
                     fputs("-\n", fm);
@@ -168,7 +151,7 @@ static void tickets_and_matches(const opts *o, rng *r)
     close_file(fm, "matches.tsv");
 }
 
-static void sampled(const opts *o, rng *r)
+static void sampled(const opts *o, gf_pop_rng *r)
 {
     FILE *fq = open_file(o, "queues.tsv"), *ff = open_file(o, "fleet.tsv");
     FILE *fe = open_file(o, "events.tsv"), *fl = open_file(o, "lag.tsv");
@@ -186,23 +169,25 @@ static void sampled(const opts *o, rng *r)
         for (size_t m = 0; fq && m < 3; m++)
             for (size_t h = 0; h < 2; h++)
                 fprintf(fq, "%d\t%s-%s\t%.0f\n", s, modes[m], shapes[h],
-                        (h == 0 ? 40 : 12) * (0.6 + day) + uniform(r) * 8);
+                        (h == 0 ? 40 : 12) * (0.6 + day) + gf_pop_rng_uniform(r) * 8);
         for (size_t d = 0; ff && d < 8; d++) {
-            double busy = floor((d < 4 ? 30 : 10) * (0.4 + day) + uniform(r) * 3);
-            double warm = 4 + floor(uniform(r) * 3), free_ = warm + 6;
+            double busy = floor((d < 4 ? 30 : 10) * (0.4 + day) + gf_pop_rng_uniform(r) * 3);
+            double warm = 4 + floor(gf_pop_rng_uniform(r) * 3), free_ = warm + 6;
             fprintf(ff, "%d\t%s\t%.0f\t%.0f\t%.0f\n", s, dcs[d], warm, free_, busy);
         }
-        double rate = 900 * (0.5 + day) + uniform(r) * 50;
+        double rate = 900 * (0.5 + day) + gf_pop_rng_uniform(r) * 50;
         produced += rate;
         stored += rate - (s % 7 == 0 ? 3 : 0);
-        applied = stored - 40 * uniform(r);
+        applied = stored - 40 * gf_pop_rng_uniform(r);
         if (fe)
             fprintf(fe, "%d\t%.0f\t%.0f\t%.0f\n", s, produced, stored, applied);
         for (size_t c = 0; fl && c < 4; c++) {
-            double pending = c == 1 ? 200 * day + uniform(r) * 30 : uniform(r) * 20;
+            double pending =
+                c == 1 ? 200 * day + gf_pop_rng_uniform(r) * 30 : gf_pop_rng_uniform(r) * 20;
             if (o->unhealthy && c == 2 && s > o->seconds / 2)
                 pending = 1500 + 80.0 * (s - o->seconds / 2);
-            fprintf(fl, "%d\t%s\t%.0f\t%.0f\n", s, consumers[c], pending, floor(uniform(r) * 8));
+            fprintf(fl, "%d\t%s\t%.0f\t%.0f\n", s, consumers[c], pending,
+                    floor(gf_pop_rng_uniform(r) * 8));
         }
     }
     close_file(fq, "queues.tsv");
@@ -328,7 +313,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "gamefn-report-synth: %s: %s\n", o.dir, strerror(errno));
         return 1;
     }
-    rng r = {o.seed};
+    gf_pop_rng r;
+    gf_pop_rng_seed(&r, o.seed, 0);
     summary(&o);
     check(&o);
     tickets_and_matches(&o, &r);
