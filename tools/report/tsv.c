@@ -246,6 +246,8 @@ static gf_err read_header(span line, size_t lineno, const gf_tsv_col *spec, size
     for (size_t i = 0; rest && i < n; i++) {
         if (h->map[i] >= 0)
             continue;
+        if (t->ncols == GF_TSV_MAX_COLS)
+            return fail(err, lineno, "header: more than %d columns", GF_TSV_MAX_COLS);
         gf_tsv_column *c = &t->cols[t->ncols];
         memcpy(c->name, f[i].p, f[i].n);
         c->name[f[i].n] = '\0';
