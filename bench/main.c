@@ -15,13 +15,17 @@ struct subcommand {
 static const struct subcommand subcommands[] = {
     {"raw", gf_bench_raw, "raw JetStream, KV and request/reply rates of a fresh nats-server"},
     {"match", gf_bench_match, "one matchmaking tick over a synthetic pool"},
+    {"partitioned", gf_bench_partitioned, "events/s through a partitioned consumer vs raw"},
+    {"intake", gf_bench_intake, "ticket.create requests per second through intake replicas"},
+    {"service", gf_bench_service,
+     "intake, ticker and matchers: tickets claimed per second, time to match"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gamefn-bench <subcommand> [options] [--json]\n\nsubcommands:\n");
     for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
-        fprintf(f, "  %-8s %s\n", subcommands[i].name, subcommands[i].help);
+        fprintf(f, "  %-12s %s\n", subcommands[i].name, subcommands[i].help);
     fprintf(f, "\n`gamefn-bench <subcommand> --help` lists its options.\n");
 }
 

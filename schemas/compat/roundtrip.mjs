@@ -14,7 +14,7 @@ const protoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..
 const root = new protobuf.Root();
 root.resolvePath = (_origin, target) => path.join(protoRoot, target);
 root.loadSync(
-  ["common", "error", "match", "ticket", "fleet", "event", "leaderboard", "dlq"].map(
+  ["common", "error", "match", "ticket", "fleet", "event", "leaderboard", "dlq", "queue"].map(
     (f) => `gamefn/v1/${f}.proto`,
   ),
 );

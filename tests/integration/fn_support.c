@@ -7,14 +7,16 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
+
 #include "gamefn/clock.h"
 
-static const char default_runtime[] = "  drain_timeout: 5s\n"
-                                      "  fetch_batch: 8\n"
-                                      "  max_in_flight: 8\n"
-                                      "  fetch_expiry: 1s\n"
-                                      "  heartbeat: 250ms\n";
-
+/* The config every test starts from; the %s are, in order: the server list, extra
+ * entries of the nats section, the runtime section's body, the replicas of TEST_JOBS and
+ * TEST_RESULTS, extra streams, the settings of consumer TEST_JOBS/worker, extra
+ * consumers, the replicas of TEST_LEASES and of leases, extra buckets, and the functions
+ * section's body. */
 static const char config_template[] = "nats:\n"
                                       "  servers: [%s]\n"
                                       "  reconnect_wait: 100ms\n"
@@ -33,16 +35,34 @@ static const char config_template[] = "nats:\n"
                                       "    - name: TEST_RESULTS\n"
                                       "      subjects: [\"test.results.>\"]\n"
                                       "      replicas: %d\n"
+                                      "%s"
                                       "  consumers:\n"
                                       "    - stream: TEST_JOBS\n"
                                       "      name: worker\n"
-                                      "      ack_wait: 2s\n"
-                                      "      max_deliver: 5\n"
+                                      "%s"
+                                      "%s"
                                       "  buckets:\n"
                                       "    - name: TEST_LEASES\n"
                                       "      replicas: %d\n"
+                                      "    - name: leases\n"
+                                      "      replicas: %d\n"
+                                      "%s"
                                       "functions:\n"
                                       "%s";
+
+static const char default_runtime[] = "  drain_timeout: 5s\n"
+                                      "  fetch_batch: 8\n"
+                                      "  max_in_flight: 8\n"
+                                      "  fetch_expiry: 1s\n"
+                                      "  heartbeat: 250ms\n";
+
+static const char default_worker[] = "      ack_wait: 2s\n"
+                                     "      max_deliver: 5\n";
+
+static const char *or_default(const char *s, const char *def)
+{
+    return s ? s : def;
+}
 
 /* Writes the config and connects the test's own client to every server. */
 static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_opts *opts)
@@ -62,9 +82,11 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_o
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, quoted, opts->nats_yaml ? opts->nats_yaml : "",
-            opts->runtime_yaml ? opts->runtime_yaml : default_runtime, replicas, replicas, replicas,
-            opts->functions_yaml ? opts->functions_yaml : "  {}\n");
+    fprintf(f, config_template, quoted, or_default(opts->nats, ""),
+            or_default(opts->runtime, default_runtime), replicas, replicas,
+            or_default(opts->streams, ""), or_default(opts->worker, default_worker),
+            or_default(opts->consumers, ""), replicas, replicas, or_default(opts->buckets, ""),
+            or_default(opts->functions, "  {}\n"));
     fclose(f);
     if (opts->no_client)
         return 0;
@@ -93,25 +115,31 @@ static int make_dir(gf_fnenv *env)
     return mkdtemp(env->dir) ? 0 : -1;
 }
 
-int gf_fnenv_start_with(gf_fnenv *env, const gf_fnenv_opts *opts)
+int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o)
 {
-    if (make_dir(env) != 0 || gf_natsd_start(opts->natsd, &env->natsd) != 0)
+    gf_natsd_opts server = {.no_jetstream = o->no_jetstream, .extra_config = o->server_config};
+    if (make_dir(env) != 0)
         return -1;
-    return setup(env, gf_natsd_url(env->natsd), 1, opts);
+    if (o->nodes > 1) {
+        if (gf_natsd_cluster_start(o->nodes, &server, &env->cluster) != 0)
+            return -1;
+        return setup(env, gf_natsd_cluster_urls(env->cluster), o->nodes, o);
+    }
+    if (gf_natsd_start(&server, &env->natsd) != 0)
+        return -1;
+    return setup(env, gf_natsd_url(env->natsd), 1, o);
 }
 
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
 {
-    gf_fnenv_opts opts = {.functions_yaml = functions_yaml};
-    return gf_fnenv_start_with(env, &opts);
+    gf_fnenv_opts o = {.functions = functions_yaml};
+    return gf_fnenv_start_opts(env, &o);
 }
 
 int gf_fnenv_start_cluster(gf_fnenv *env, int nodes, const char *functions_yaml)
 {
-    gf_fnenv_opts opts = {.functions_yaml = functions_yaml};
-    if (make_dir(env) != 0 || gf_natsd_cluster_start(nodes, NULL, &env->cluster) != 0)
-        return -1;
-    return setup(env, gf_natsd_cluster_urls(env->cluster), nodes, &opts);
+    gf_fnenv_opts o = {.functions = functions_yaml, .nodes = nodes};
+    return gf_fnenv_start_opts(env, &o);
 }
 
 static void remove_dir(const char *dir)
@@ -165,6 +193,35 @@ int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json)
     *json = strndup(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply));
     natsMsg_Destroy(reply);
     return *json ? 0 : -1;
+}
+
+int gf_fnenv_health(gf_fnenv *env, const char *name, const char *id, char *why, size_t why_size)
+{
+    char subject[256], *text = NULL;
+    snprintf(subject, sizeof subject, "$SRV.INFO.%s.%s", name, id);
+    if (gf_fnenv_srv(env, subject, &text) != 0)
+        return -1;
+    json_t *root = json_loads(text, 0, NULL);
+    free(text);
+    json_t *md = json_object_get(root, "metadata");
+    const char *healthy = json_string_value(json_object_get(md, "healthy"));
+    const char *reason = json_string_value(json_object_get(md, "unhealthy"));
+    int rc = healthy && strcmp(healthy, "true") == 0 ? 1 : healthy ? 0 : -1;
+    if (rc == 0 && why)
+        snprintf(why, why_size, "%s", reason ? reason : "");
+    json_decref(root);
+    return rc;
+}
+
+bool gf_fnenv_health_is(gf_fnenv *env, void *want)
+{
+    const gf_fnenv_health_want *w = want;
+    char why[512] = "";
+    int health = gf_fnenv_health(env, w->name, w->id, why, sizeof why);
+    bool pings = gf_fnenv_wait_ping(env, w->name, w->id, 100);
+    if (w->reason == NULL)
+        return health == 1 && pings;
+    return health == 0 && !pings && strstr(why, w->reason) != NULL;
 }
 
 int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const char *name,
@@ -248,6 +305,28 @@ int gf_fnenv_publish_job(gf_fnenv *env, const char *job)
     return js_Publish(NULL, env->js, "test.jobs", job, (int)strlen(job), NULL, NULL) == NATS_OK
                ? 0
                : -1;
+}
+
+int gf_fnenv_publish_jobs(gf_fnenv *env, int from, int to, const char *mode)
+{
+    for (int i = from; i < to; i++) {
+        char job[64];
+        snprintf(job, sizeof job, "j%d%s%s", i, mode ? " " : "", mode ? mode : "");
+        if (gf_fnenv_publish_job(env, job) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+bool gf_fnenv_jobs_settled(gf_fnenv *env, void *arg)
+{
+    jsConsumerInfo *ci = NULL;
+    (void)arg;
+    if (js_GetConsumerInfo(&ci, env->js, "TEST_JOBS", "worker", NULL, NULL) != NATS_OK)
+        return false;
+    bool settled = ci->NumPending == 0 && ci->NumAckPending == 0;
+    jsConsumerInfo_Destroy(ci);
+    return settled;
 }
 
 bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, void *arg,

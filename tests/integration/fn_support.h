@@ -34,17 +34,25 @@ typedef struct gf_fnenv {
  * `functions:` section's entries, indented by two spaces; may be NULL). Connects. */
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
 
-/* What gf_fnenv_start_with() can change; every field may be NULL / false. */
+/* Everything a test may change in the servers and the config; NULL, 0 and false keep the
+ * default. */
 typedef struct gf_fnenv_opts {
-    const char *functions_yaml; /* as for gf_fnenv_start() */
-    const char *runtime_yaml;   /* the `runtime:` entries (indented by two spaces), in place
-                                   of the defaults (drain_timeout 5s, fetch_batch 8, ...) */
-    const char *nats_yaml;      /* extra `nats:` entries (indented by two spaces) */
-    const gf_natsd_opts *natsd; /* the server's options (no JetStream, auth, ...) */
-    bool no_client;             /* do not connect the test's own client */
+    int nodes;                 /* 0 or 1: a single server; 3 or 5: a cluster */
+    const char *server_config; /* appended to every server's config (mappings, accounts) */
+    bool no_jetstream;         /* servers without JetStream */
+    const char *nats;          /* more entries of the nats section, indented by two spaces */
+    const char *runtime;       /* the runtime section's body, keys indented by two spaces, in
+                                  place of the defaults (drain_timeout 5s, fetch_batch 8, ...) */
+    const char *worker;        /* settings of consumer TEST_JOBS/worker, indented by six */
+    const char *streams;       /* more entries of jetstream.streams ("    - name: ...") */
+    const char *consumers;     /* more entries of jetstream.consumers */
+    const char *buckets;       /* more entries of jetstream.buckets */
+    const char *functions;     /* the functions section's body */
+    bool no_client;            /* do not connect the test's own client */
 } gf_fnenv_opts;
 
-int gf_fnenv_start_with(gf_fnenv *env, const gf_fnenv_opts *opts);
+/* The same with options: a bucket `leases` exists too (for partitioned groups). */
+int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o);
 
 /* Same on a cluster of `nodes` servers; streams and buckets get replicas = nodes, and
  * the config lists every node. */
@@ -77,6 +85,20 @@ bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int tim
 /* One request to a $SRV subject; *json is malloc'd text (caller frees). */
 int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json);
 
+/* The health $SRV.INFO.<name>.<id> reports: 1 when its metadata says healthy "true", 0
+ * when "false" (the reason, metadata unhealthy, is then copied into `why` when not NULL),
+ * -1 when INFO does not answer. */
+int gf_fnenv_health(gf_fnenv *env, const char *name, const char *id, char *why, size_t why_size);
+
+/* For gf_fnenv_eventually (arg: a gf_fnenv_health_want): with `reason` NULL, the instance
+ * is healthy (PING answers, INFO says healthy); otherwise it is unhealthy (no PING
+ * answer) and INFO's reason contains `reason`. */
+typedef struct gf_fnenv_health_want {
+    const char *name, *id;
+    const char *reason;
+} gf_fnenv_health_want;
+bool gf_fnenv_health_is(gf_fnenv *env, void *want);
+
 /* Every message in TEST_RESULTS on `subject`, in stream order, as NUL-terminated lines
  * into a malloc'd array (caller frees with gf_fnenv_lines_free). */
 typedef struct gf_lines {
@@ -88,6 +110,14 @@ void gf_fnenv_lines_free(gf_lines *l);
 
 /* Publishes a job to TEST_JOBS (synchronously, acked). */
 int gf_fnenv_publish_job(gf_fnenv *env, const char *job);
+
+/* Publishes jobs "j<from>" .. "j<to - 1>", each followed by " <mode>" when mode is not
+ * NULL (the test worker's modes: "nak-once", "term", "long", "fail"). */
+int gf_fnenv_publish_jobs(gf_fnenv *env, int from, int to, const char *mode);
+
+/* For gf_fnenv_eventually: consumer TEST_JOBS/worker has nothing pending and nothing
+ * unacked (arg unused). */
+bool gf_fnenv_jobs_settled(gf_fnenv *env, void *arg);
 
 /* Lines of p's log that contain `needle`; -1 if the log cannot be read. */
 int gf_fnenv_log_count(const gf_proc *p, const char *needle);

@@ -70,12 +70,11 @@ static void sigterm_while_the_config_loads_exits_0_at_once(void **state)
 /* A server without JetStream: provisioning retries until SIGTERM, which is a clean stop. */
 static void sigterm_while_provisioning_retries_exits_0(void **state)
 {
-    gf_natsd_opts natsd = {.no_jetstream = true};
-    gf_fnenv_opts opts = {.natsd = &natsd};
+    gf_fnenv_opts opts = {.no_jetstream = true};
     gf_fnenv env;
     gf_proc w = {0};
     char *const env_vars[] = {"GAMEFN_TEST_MODE=request", NULL};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", env_vars), 0);
     assert_true(gf_fnenv_wait_log(&w, "retrying provisioning", 10000));
     gf_clock_sleep_ms(100);
@@ -90,12 +89,12 @@ static void sigterm_while_provisioning_retries_exits_0(void **state)
 static void request_abandoned_at_the_deadline_is_not_redelivered(void **state)
 {
     gf_fnenv_opts opts = {
-        .functions_yaml = "  echo:\n    delay: 3s\n",
-        .runtime_yaml = "  drain_timeout: 300ms\n",
+        .functions = "  echo:\n    delay: 3s\n",
+        .runtime = "  drain_timeout: 300ms\n",
     };
     gf_fnenv env;
     gf_proc a = {0};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, ECHO, "stuck", NULL), 0);
     assert_true(gf_fnenv_wait_ping(&env, "echo", "stuck", 10000));
 

@@ -86,15 +86,14 @@ static void the_file_passes_nats_server_t(void **state)
 
 static void roles_under_the_shipped_users(void **state)
 {
-    gf_natsd_opts natsd = {.extra_config = read_file(accounts_path)};
     gf_fnenv_opts opts = {
-        .natsd = &natsd,
-        .nats_yaml = "  user: echo\n  password: pw-ECHO\n",
+        .server_config = read_file(accounts_path),
+        .nats = "  user: echo\n  password: pw-ECHO\n",
         .no_client = true,
     };
     gf_fnenv env;
     gf_proc echo = {0};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     env.nc = connect_as(&env, "admin", NULL); /* waits for PING, inspects streams */
     jsOptions jo;
     jsOptions_Init(&jo);

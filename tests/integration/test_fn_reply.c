@@ -150,15 +150,14 @@ static void restricted_attacker_cannot_borrow_the_functions_rights(void **state)
         "     permissions: {publish: [\"gamefn.v1.echo\"], subscribe: [\"_INBOX.>\"]}}\n"
         "  ]\n"
         "}\n";
-    gf_natsd_opts natsd = {.extra_config = auth};
     gf_fnenv_opts opts = {
-        .natsd = &natsd,
-        .nats_yaml = "  user: fn\n  password: fn-secret\n",
+        .server_config = auth,
+        .nats = "  user: fn\n  password: fn-secret\n",
         .no_client = true,
     };
     gf_fnenv env;
     gf_proc echo = {0};
-    assert_int_equal(gf_fnenv_start_with(&env, &opts), 0);
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     char url[256];
     int port = gf_natsd_port(env.natsd);
     snprintf(url, sizeof url, "nats://fn:fn-secret@127.0.0.1:%d", port);

@@ -11,6 +11,9 @@
  *    it was (config, creation time, messages);
  *  - update=true applies an editable change (max_age) and refuses an immutable
  *    one (storage) without applying the editable part either;
+ *  - a stream with sources and no subjects copies the writes of the buckets it sources;
+ *    its sources are compared and updated like its subjects; a mirror of a bucket
+ *    (the AUDIT_* streams) copies every write, compare-and-set included;
  *  - bucket (history) and consumer (ack_wait) conflicts and updates;
  *  - bad configs are refused before any request; gf_provision_all stops at the
  *    first failing asset; concurrent provisioners of the same assets both succeed.
@@ -476,6 +479,120 @@ static void test_stream_update(void **state)
     assert_pre_untouched(f, "UPD", "upd.a", created, 7 * DAY);
 }
 
+/* ---- sources ----------------------------------------------------------------------- */
+
+static uint64_t stream_msgs_eventually(fixture *f, const char *name, uint64_t want)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < 100 && n < want; i++) {
+        jsStreamInfo *si = stream_info(f, name);
+        n = si->State.Msgs;
+        jsStreamInfo_Destroy(si);
+        if (n < want)
+            nats_Sleep(50);
+    }
+    return n;
+}
+
+/* A stream with sources and no subjects of its own: created, then unchanged; writes to
+ * the sourced buckets arrive; a new source is a difference that an update applies;
+ * neither subjects nor sources nor mirror is refused. (Plain puts only: nats-server
+ * 2.9.10 applies a sourced message's Nats-Expected-Last-Subject-Sequence again, against
+ * the sourcing stream, so compare-and-set writes are refused there; see the mirror test.) */
+static void test_stream_sources(void **state)
+{
+    fixture *f = *state;
+    gf_provision_result res;
+    gf_bucket_config ba = bucket_cfg("aud_a", 1, 0), bb = bucket_cfg("aud_b", 1, 0);
+    assert_int_equal(gf_provision_bucket(f->js, &ba, false, &res), GF_OK);
+    assert_int_equal(gf_provision_bucket(f->js, &bb, false, &res), GF_OK);
+
+    const char *one[] = {"KV_aud_a"}, *two[] = {"KV_aud_a", "KV_aud_b"};
+    gf_stream_config c = stream_cfg("AUD", NULL, 0);
+    c.sources = one;
+    c.sources_len = 1;
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_CREATED);
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
+    jsStreamInfo *si = stream_info(f, "AUD");
+    assert_int_equal(si->Config->SubjectsLen, 0);
+    assert_int_equal(si->Config->SourcesLen, 1);
+    jsStreamInfo_Destroy(si);
+
+    kvStore *kv = NULL, *kvb = NULL;
+    assert_int_equal(js_KeyValue(&kv, f->js, "aud_a"), NATS_OK);
+    /* Distinct keys: with history 1 a key's older value may be gone before the source's
+     * consumer (started asynchronously) copied it (docs/NATS-FACTS.md §6). */
+    assert_int_equal(kvStore_PutString(NULL, kv, "k1", "v1"), NATS_OK);
+    assert_int_equal(kvStore_PutString(NULL, kv, "k2", "v1"), NATS_OK);
+    assert_int_equal(kvStore_PutString(NULL, kv, "k3", "v1"), NATS_OK);
+    assert_int_equal(stream_msgs_eventually(f, "AUD", 3), 3);
+
+    c.sources = two;
+    c.sources_len = 2;
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_ERR_CONFLICT);
+    assert_contains(res.message, "sources is [KV_aud_a] on the server, [KV_aud_a, KV_aud_b]");
+    assert_int_equal(gf_provision_stream(f->js, &c, true, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UPDATED);
+    assert_int_equal(js_KeyValue(&kvb, f->js, "aud_b"), NATS_OK);
+    assert_int_equal(kvStore_PutString(NULL, kvb, "k4", "x"), NATS_OK);
+    assert_int_equal(stream_msgs_eventually(f, "AUD", 4), 4);
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
+    kvStore_Destroy(kv);
+    kvStore_Destroy(kvb);
+
+    gf_stream_config none = stream_cfg("NONE", NULL, 0);
+    assert_int_equal(gf_provision_stream(f->js, &none, false, &res), GF_ERR_INVALID);
+    assert_false(stream_exists(f, "NONE"));
+}
+
+/* A mirror of a KV bucket (the AUDIT_* streams): every write, compare-and-set
+ * included, is copied with the bucket's own sequence (= the key's revision); the
+ * mirror cannot change in place. */
+static void test_stream_mirror(void **state)
+{
+    fixture *f = *state;
+    gf_provision_result res;
+    gf_bucket_config b = bucket_cfg("aud_m", 5, 0); /* every revision kept until copied */
+    assert_int_equal(gf_provision_bucket(f->js, &b, false, &res), GF_OK);
+    gf_stream_config c = stream_cfg("AUD_M", NULL, 0);
+    c.mirror = "KV_aud_m";
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_CREATED);
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
+    nats_Sleep(300); /* the mirror's consumer starts asynchronously */
+
+    kvStore *kv = NULL;
+    uint64_t rev = 0, rev1 = 0;
+    assert_int_equal(js_KeyValue(&kv, f->js, "aud_m"), NATS_OK);
+    assert_int_equal(kvStore_PutString(NULL, kv, "other", "x"), NATS_OK);
+    assert_int_equal(kvStore_Create(&rev1, kv, "k1", "v1", 2), NATS_OK);
+    assert_int_equal(kvStore_Update(&rev, kv, "k1", "v2", 2, rev1), NATS_OK);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.ExpectLastSubjectSeq = rev;
+    po.MsgId = "cas-k1-3";
+    assert_int_equal(js_Publish(NULL, f->js, "$KV.aud_m.k1", "v3", 2, &po, NULL), NATS_OK);
+    assert_int_equal(kvStore_Delete(kv, "k1"), NATS_OK);
+    assert_int_equal(stream_msgs_eventually(f, "AUD_M", 5), 5);
+    natsMsg *m = NULL;
+    assert_int_equal(js_GetMsg(&m, f->js, "AUD_M", rev1, NULL, NULL), NATS_OK);
+    assert_string_equal(natsMsg_GetSubject(m), "$KV.aud_m.k1");
+    natsMsg_Destroy(m);
+    kvStore_Destroy(kv);
+
+    c.mirror = "KV_other";
+    assert_int_equal(gf_provision_stream(f->js, &c, true, &res), GF_ERR_CONFLICT);
+    assert_contains(res.message, "mirror is \"KV_aud_m\" on the server");
+    assert_contains(res.message, "cannot be changed in place");
+    c.subjects = (const char *[]){"x"};
+    c.subjects_len = 1;
+    assert_int_equal(gf_provision_stream(f->js, &c, false, &res), GF_ERR_INVALID);
+}
+
 /* ---- buckets ------------------------------------------------------------------ */
 
 static void test_bucket_conflict_and_update(void **state)
@@ -658,8 +775,9 @@ static void test_all_stops_at_first_error(void **state)
 
     assert_int_equal(gf_provision_all(f->js, &js, false, &res), GF_ERR_CONFLICT);
     assert_contains(res.message, "stream STOP2: subjects is [stop.b] on the server");
-    assert_true(stream_exists(f, "STOP1"));     /* before the failure */
-    assert_false(stream_exists(f, "KV_stopb")); /* after it */
+    /* Order: buckets, streams, consumers (a stream may source a bucket). */
+    assert_true(stream_exists(f, "KV_stopb")); /* before the failure */
+    assert_true(stream_exists(f, "STOP1"));    /* before the failure */
     jsStreamInfo *si = stream_info(f, "STOP1");
     assert_int_equal(si->State.Consumers, 0);
     jsStreamInfo_Destroy(si);
@@ -721,6 +839,8 @@ int main(void)
         cmocka_unit_test(test_full_config_twice),
         cmocka_unit_test(test_stream_conflicts),
         cmocka_unit_test(test_stream_update),
+        cmocka_unit_test(test_stream_sources),
+        cmocka_unit_test(test_stream_mirror),
         cmocka_unit_test(test_bucket_conflict_and_update),
         cmocka_unit_test(test_consumer_conflict_and_update),
         cmocka_unit_test(test_invalid_configs),

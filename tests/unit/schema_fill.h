@@ -23,6 +23,7 @@
 #include "gamefn/v1/fleet.pb-c.h"
 #include "gamefn/v1/leaderboard.pb-c.h"
 #include "gamefn/v1/match.pb-c.h"
+#include "gamefn/v1/queue.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
 /* How many fill variants cover every member of every oneof of `d` (at least 1). */

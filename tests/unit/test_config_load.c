@@ -189,6 +189,21 @@ static const sem_case semantic[] = {
      "duplicate consumer on this stream: 'w' (first at line 4)"},
     {"jetstream:\n  streams: [{name: KV_b, subjects: [a]}]\n  buckets: [{name: b}]\n", 2, 20,
      "jetstream.streams[0].name", "backing stream of bucket 'b'"},
+    /* partitioned consumer groups */
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: a.x}\n",
+     5, 59, "jetstream.consumers[0].filter_subject", "needs a filter_subject with {partition}"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  consumers:\n"
+     "    - {stream: S, name: g, filter_subject: \"a.{partition}\"}\n",
+     4, 44, "jetstream.consumers[0].filter_subject", "has {partition} but partitions is not set"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  consumers:\n"
+     "    - {stream: S, name: g, partitions: 4, filter_subject: \"a.{partition}\"}\n",
+     4, 7, "jetstream.consumers[0].lease_bucket",
+     "lease bucket is not in jetstream.buckets: 'leases'"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: \"g=1\", partitions: 4, filter_subject: "
+     "\"a.{partition}\"}\n",
+     5, 25, "jetstream.consumers[0].name", "partitioned group name may hold only"},
     /* a consumer on a stream that is not configured */
     {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n    - stream: X\n"
      "      name: w\n",
@@ -215,7 +230,7 @@ static const sem_case semantic[] = {
      "bucket name may hold only letters, digits, '_' and '-'"},
     /* subjects */
     {"jetstream:\n  streams:\n    - name: S\n      subjects: []\n", 4, 17,
-     "jetstream.streams[0].subjects", "list has 0 entries; allowed: at least 1 entry"},
+     "jetstream.streams[0].subjects", "a stream needs subjects, sources or a mirror"},
     {"jetstream:\n  streams:\n    - name: S\n      subjects: [a.b, \"a..b\"]\n", 4, 17,
      "jetstream.streams[0].subjects", "entry 1 has an empty token"},
     {"jetstream:\n  streams:\n    - name: S\n      subjects: [\"a.>.b\"]\n", 4, 17,
@@ -301,6 +316,9 @@ static void semantic_boundaries_pass(void **state)
         "  tls: {enabled: true, cert_file: c.pem, key_file: k.pem}\n",
         "nats:\n  credentials: a.creds\n",
         "jetstream:\n  streams: [{name: S, subjects: [a]}]\n  buckets: [{name: S}]\n",
+        "jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+        "  consumers:\n    - {stream: S, name: g, partitions: 100, filter_subject: "
+        "\"a.{partition}.>\"}\n",
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         gf_config *cfg = NULL;
@@ -466,7 +484,7 @@ static void shipped_config_loads(void **state)
     assert_int_equal(cfg->runtime.drain_timeout_ms, 10000);
 
     /* The assets fixed in the design (prompts/assets.txt). */
-    assert_int_equal(cfg->jetstream.streams_len, 4);
+    assert_int_equal(cfg->jetstream.streams_len, 7);
     const gf_stream_config *ev = gf_config_stream(cfg, "EVENTS");
     assert_non_null(ev);
     assert_string_equal(ev->subjects[0], "gamefn.v1.evp.>");
@@ -490,6 +508,16 @@ static void shipped_config_loads(void **state)
     assert_string_equal(adv->subjects[0], "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>");
     assert_string_equal(adv->subjects[1], "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>");
     assert_int_equal(adv->max_age_ms, 7 * 86400000LL);
+    /* The matchmaking audit: one mirror per bucket. */
+    const char *const audits[][2] = {{"AUDIT_TICKETS", "KV_tickets"},
+                                     {"AUDIT_MATCHES", "KV_matches"},
+                                     {"AUDIT_PLAYERS", "KV_players"}};
+    for (size_t i = 0; i < 3; i++) {
+        const gf_stream_config *a = gf_config_stream(cfg, audits[i][0]);
+        assert_non_null(a);
+        assert_string_equal(a->mirror, audits[i][1]);
+        assert_int_equal(a->subjects_len, 0);
+    }
 
     const gf_consumer_config *alloc = gf_config_consumer(cfg, "MATCHES", "allocator");
     assert_non_null(alloc);
@@ -503,13 +531,11 @@ static void shipped_config_loads(void **state)
     static const struct {
         const char *name;
         int64_t history, ttl_ms;
-    } buckets[] = {{"tickets", 5, 0},
-                   {"fleet", 1, 0},
-                   {"leases", 1, 0},
-                   {"players", 1, 0},
-                   {"dedup", 1, 8 * 86400000LL}};
-    assert_int_equal(cfg->jetstream.buckets_len, 5);
-    for (size_t i = 0; i < 5; i++) {
+    } buckets[] = {{"tickets", 5, 3600000LL}, {"matches", 1, 86400000LL},
+                   {"fleet", 1, 0},           {"leases", 1, 0},
+                   {"players", 5, 0},         {"dedup", 1, 8 * 86400000LL}};
+    assert_int_equal(cfg->jetstream.buckets_len, 6);
+    for (size_t i = 0; i < 6; i++) {
         const gf_bucket_config *b = gf_config_bucket(cfg, buckets[i].name);
         assert_non_null(b);
         assert_int_equal(b->history, buckets[i].history);
@@ -517,6 +543,28 @@ static void shipped_config_loads(void **state)
     }
     assert_int_equal(*(const int64_t *)cfg->function, 0);
     gf_config_free(cfg);
+}
+
+/* A partitioned group expands to one plain consumer per partition. */
+static void partitioned_group_expands(void **state)
+{
+    gf_consumer_config group = {.stream = "EVENTS",
+                                .name = "leaderboard",
+                                .filter_subject = "gamefn.v1.evp.{partition}.>",
+                                .partitions = 16,
+                                .ack_wait_ms = 10000};
+    gf_consumer_config one;
+    gf_partition_names names;
+    assert_int_equal(gf_config_consumer_partition(&group, 7, &one, &names), GF_OK);
+    assert_string_equal(one.name, "leaderboard-p07");
+    assert_string_equal(one.filter_subject, "gamefn.v1.evp.7.>");
+    assert_string_equal(names.lease_key, "part.leaderboard.07");
+    assert_int_equal(one.partitions, 0);
+    assert_int_equal(one.ack_wait_ms, 10000);
+    assert_string_equal(one.stream, "EVENTS");
+    assert_int_equal(gf_config_consumer_partition(&group, 16, &one, &names), GF_ERR_INVALID);
+    group.partitions = 0;
+    assert_int_equal(gf_config_consumer_partition(&group, 0, &one, &names), GF_ERR_INVALID);
 }
 
 int main(void)
@@ -528,6 +576,7 @@ int main(void)
         cmocka_unit_test_setup(semantic_boundaries_pass, setup),
         cmocka_unit_test_setup(function_section, setup),
         cmocka_unit_test_setup(shipped_config_loads, setup),
+        cmocka_unit_test(partitioned_group_expands),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@ static const ProtobufCMessageDescriptor *const all_messages[] = {
     &gamefn__v1__join_token__descriptor,
     &gamefn__v1__join_token_claims__descriptor,
     &gamefn__v1__player_match_record__descriptor,
+    &gamefn__v1__match_outcome__descriptor,
     &gamefn__v1__party_member__descriptor,
     &gamefn__v1__create_ticket_request__descriptor,
     &gamefn__v1__create_ticket_reply__descriptor,
@@ -72,11 +73,16 @@ static const ProtobufCMessageDescriptor *const all_messages[] = {
     &gamefn__v1__leaderboard_entry__descriptor,
     &gamefn__v1__leaderboard_query_reply__descriptor,
     &gamefn__v1__dead_letter__descriptor,
+    &gamefn__v1__list_queues_request__descriptor,
+    &gamefn__v1__queue_rules__descriptor,
+    &gamefn__v1__queue_info__descriptor,
+    &gamefn__v1__datacenter_info__descriptor,
+    &gamefn__v1__list_queues_reply__descriptor,
 };
 #define N_MESSAGES (sizeof all_messages / sizeof all_messages[0])
 
-static const char *const proto_files[] = {"common", "error", "match",       "ticket",
-                                          "fleet",  "event", "leaderboard", "dlq"};
+static const char *const proto_files[] = {"common", "error",       "match", "ticket", "fleet",
+                                          "event",  "leaderboard", "dlq",   "queue"};
 
 /* Every top-level `message X {` of every .proto is in all_messages. */
 static void test_every_message_listed(void **state)

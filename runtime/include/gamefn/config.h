@@ -158,10 +158,10 @@ typedef struct gf_log_config {
 typedef struct gf_runtime_config {
     const char *instance_id;     /* NULL -> generated at start */
     int64_t drain_timeout_ms;    /* bound on shutdown after SIGTERM */
-    int64_t max_in_flight;       /* pull consumers: messages handled concurrently per instance */
+    int64_t max_in_flight;       /* pull endpoints: handlers running at once per endpoint */
     int64_t fetch_batch;         /* pull consumers: messages per fetch */
     int64_t fetch_expiry_ms;     /* pull consumers: how long one fetch waits */
-    int64_t heartbeat_ms;        /* pull consumers: idle heartbeat asked of the server */
+    int64_t heartbeat_ms;        /* not used with nats.c 3.4.1 (docs/NATS-FACTS.md §3) */
     const char **reply_prefixes; /* replies are published only under these ("_INBOX.") */
     size_t reply_prefixes_len;
     int64_t request_deadline_ms; /* a request handler running longer is stuck; 0 = none */
@@ -180,11 +180,14 @@ typedef enum gf_deliver { GF_DELIVER_ALL, GF_DELIVER_NEW, GF_DELIVER_LAST } gf_d
 typedef struct gf_stream_config {
     const char *name;
     const char *description;
-    const char **subjects;
+    const char **subjects; /* may be empty when sources or mirror is set */
     size_t subjects_len;
-    int retention; /* gf_retention */
-    int storage;   /* gf_storage */
-    int discard;   /* gf_discard */
+    const char **sources; /* streams whose messages it copies (e.g. EVENTS), in order */
+    size_t sources_len;
+    const char *mirror; /* a stream it is a copy of (e.g. KV_tickets); NULL = none */
+    int retention;      /* gf_retention */
+    int storage;        /* gf_storage */
+    int discard;        /* gf_discard */
     int64_t replicas;
     int64_t max_age_ms;          /* 0 = unlimited */
     int64_t duplicate_window_ms; /* Nats-Msg-Id dedup window */
@@ -205,6 +208,13 @@ typedef struct gf_consumer_config {
     size_t backoff_ms_len;
     int64_t max_ack_pending;
     int64_t max_waiting;
+    /* A partitioned consumer group (partitions > 0): `name` is the group and this entry is
+     * the template of `partitions` durables "<name>-p<NN>" (NN = 00..partitions-1), each
+     * filtered on filter_subject with "{partition}" replaced by its number, owned by one
+     * replica at a time through the lease "part.<name>.<NN>" in lease_bucket. */
+    int64_t partitions; /* 0 = a plain consumer */
+    const char *lease_bucket;
+    int64_t lease_ttl_ms;
 } gf_consumer_config;
 
 typedef struct gf_bucket_config {
@@ -270,6 +280,21 @@ const gf_stream_config *gf_config_stream(const gf_config *cfg, const char *name)
 const gf_consumer_config *gf_config_consumer(const gf_config *cfg, const char *stream,
                                              const char *name);
 const gf_bucket_config *gf_config_bucket(const gf_config *cfg, const char *name);
+
+/* The names of one partition of a partitioned consumer group. */
+typedef struct gf_partition_names {
+    char durable[256];   /* "<group>-p<NN>", NN two digits: "leaderboard-p07" */
+    char filter[512];    /* the group's filter_subject, "{partition}" -> "7" */
+    char lease_key[256]; /* "part.<group>.<NN>" in the group's lease_bucket */
+} gf_partition_names;
+
+/* The plain consumer config of partition `partition` (0..group->partitions-1) of a
+ * partitioned group: the group's settings with the durable name and filter of that
+ * partition and partitions 0. Its strings point into *names (and the group), which
+ * must outlive *out. GF_ERR_INVALID for a plain consumer, a partition out of range or
+ * names that do not fit. Pure. */
+gf_err gf_config_consumer_partition(const gf_consumer_config *group, unsigned partition,
+                                    gf_consumer_config *out, gf_partition_names *names);
 
 /* Parses a YAML document fragment (the value of one key) with an arbitrary table.
  * For pure modules that own a config table of their own (e.g. matchmaking queues)

@@ -17,17 +17,27 @@
  *   {.name = "tick", .kind = GF_ENDPOINT_TICK,            (its handlers, elsewhere)
  *    .tick = {.role = GF_TICK_HANDLE, .subject = "gamefn.v1.tick.matcher.*",
  *             .queue_group = "matcher", .on_tick = on_tick}}
+ *   {.name = "count", .kind = GF_ENDPOINT_PARTITIONED,
+ *    .partitioned = {.stream = "EVENTS", .group = "leaderboard", .on_batch = on_batch}}
  *
- * The three kinds (docs/FUNCTIONS.md walks through each):
+ * The four kinds (docs/FUNCTIONS.md walks through each):
  *  - GF_ENDPOINT_REQUEST: request/reply on a queue group. The handler fills a reply;
  *    a non-OK return sends an error reply (Nats-Service-Error-Code / Nats-Service-Error
  *    headers + a gamefn.v1.Error body) and the process goes on. At most once: callers
  *    retry with an idempotency key.
- *  - GF_ENDPOINT_PULL: a durable pull consumer (jetstream.consumers in config).
- *    Return GF_OK -> ack; GF_ERR_RETRY (or any unexpected error) -> nak with delay
- *    (the consumer's backoff, else exponential); GF_ERR_PERMANENT or GF_ERR_INVALID ->
- *    term (never redelivered; the dead-letter path sees the advisory). Long handlers
- *    call gf_msg_in_progress(). At most runtime.max_in_flight messages are held.
+ *  - GF_ENDPOINT_PULL: a durable pull consumer (jetstream.consumers in config) shared by
+ *    every replica. Return GF_OK -> ack; GF_ERR_RETRY (or any unexpected error) -> nak
+ *    with delay (the consumer's backoff, else exponential); GF_ERR_PERMANENT or
+ *    GF_ERR_INVALID -> term (never redelivered; the dead-letter path sees the
+ *    advisory). Up to runtime.max_in_flight handlers run at once, and messages are
+ *    fetched only for idle ones; the runtime keeps a running handler's message in
+ *    progress, so long handlers need not call gf_msg_in_progress() (they may).
+ *  - GF_ENDPOINT_PARTITIONED: a partitioned consumer group (a jetstream.consumers entry
+ *    with `partitions` P): P durables "<group>-p<NN>", each partition handled by one
+ *    replica at a time (KV leases with fencing tokens), in batches of one partition's
+ *    messages in stream order. Return GF_OK -> every message acked except those marked
+ *    in batch->verdicts[] (terminated); anything else -> the same batch retried in place.
+ *    Replicas share the partitions evenly and take over a dead one's after its lease.
  *  - GF_ENDPOINT_TICK: every period_ms one instance (the leader, by a lease in KV
  *    bucket lease_bucket) publishes a tick on `subject` (or on each of `subjects`);
  *    one instance of the queue group takes each tick and runs on_tick. `role` splits
@@ -42,16 +52,22 @@
  *
  * Threads: each request endpoint has `concurrency` handler threads (1 by default: one
  * request at a time per endpoint and instance), fed from one subscription, so an
- * idle handler takes the next request; each pull endpoint has its own thread; tick
- * handlers run on the tick subscription's thread. Handlers of different endpoints,
- * and of one request endpoint with concurrency > 1, run concurrently: shared
- * function state needs a lock.
+ * idle handler takes the next request; pull handlers run on the endpoint's
+ * max_in_flight worker threads, concurrently; partitioned handlers on one thread per
+ * owned partition (one batch at a time per partition, partitions concurrently), and
+ * on_acquire / on_release on that partition's thread; tick handlers on the tick
+ * subscription's thread. Handlers of different endpoints, pull handlers of one, and
+ * request handlers of one with concurrency > 1 run concurrently: shared function state
+ * needs a lock.
  *
  * Replies go only to inbox subjects (runtime.reply_prefixes, "_INBOX." by default):
  * a request whose reply subject is anything else is refused before the handler runs
- * and counted in $SRV STATS (num_refused). A request handler that runs longer than
- * runtime.request_deadline makes the instance unhealthy (it stops answering
- * $SRV.PING) until it returns.
+ * and counted in $SRV STATS (num_refused).
+ *
+ * Health: an instance is unhealthy while an endpoint cannot do its work — a request
+ * handler running longer than runtime.request_deadline, a pull or partitioned
+ * endpoint whose stream or consumer is gone and cannot be recreated. It then stops
+ * answering $SRV.PING, and $SRV.INFO / STATS say why, until the endpoint works again.
  */
 #ifndef GAMEFN_ENDPOINT_H
 #define GAMEFN_ENDPOINT_H
@@ -70,10 +86,11 @@ typedef struct gf_msg {
     const char *subject;
     const uint8_t *data;
     size_t len;
-    natsMsg *nats;          /* for headers; do not ack or destroy it */
-    uint64_t stream_seq;    /* pull only */
-    uint64_t num_delivered; /* pull only: 1 on the first delivery */
-    int64_t timestamp_ns;   /* pull only: when the stream stored it */
+    natsMsg *nats;                     /* for headers; do not ack or destroy it */
+    uint64_t stream_seq;               /* pull only */
+    uint64_t num_delivered;            /* pull only: 1 on the first delivery */
+    int64_t timestamp_ns;              /* pull only: when the stream stored it */
+    const struct gf__msg_owner *owner; /* runtime-private (partitioned: the lease deadline) */
 } gf_msg;
 
 /* The handler's answer to a request. Set data to a malloc'd buffer (the runtime
@@ -101,15 +118,37 @@ typedef struct gf_tick {
     const char *subject;
 } gf_tick;
 
+/* A batch of one partition's messages, in stream order, as a partitioned endpoint's
+ * handler sees it. Everything is borrowed for the duration of the handler, except that
+ * the handler may write verdicts[]. */
+typedef struct gf_batch {
+    unsigned partition; /* 0..partitions-1 */
+    uint64_t token;     /* fencing token of this instance's ownership of the partition: a
+                           new owner always has a larger one. Store it with the effects and
+                           refuse writes carrying a smaller one; a handler whose fenced
+                           write is refused must return an error, never GF_OK */
+    const gf_msg *msgs; /* len >= 1 messages, ascending stream_seq */
+    size_t len;
+    unsigned attempt; /* 1, then 2, 3... when the same messages are retried in place */
+    gf_err *verdicts; /* len entries, GF_OK on entry: set verdicts[i] to GF_ERR_PERMANENT or
+                         GF_ERR_INVALID to dead-letter msgs[i] (poison); with a GF_OK
+                         return the others are acked */
+} gf_batch;
+
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
 typedef gf_err (*gf_message_fn)(gf_fn *fn, const gf_msg *msg);
 typedef gf_err (*gf_tick_fn)(gf_fn *fn, const gf_tick *tick);
+typedef gf_err (*gf_batch_fn)(gf_fn *fn, const gf_batch *batch);
+/* A partition's ownership begins (acquire) or ends (release); see gf_partitioned_endpoint. */
+typedef gf_err (*gf_partition_acquire_fn)(gf_fn *fn, unsigned partition, uint64_t token);
+typedef void (*gf_partition_release_fn)(gf_fn *fn, unsigned partition, uint64_t token);
 
 /* 0 is no kind, so an endpoint whose kind was left out is refused at start. */
 typedef enum gf_endpoint_kind {
     GF_ENDPOINT_REQUEST = 1,
     GF_ENDPOINT_PULL,
     GF_ENDPOINT_TICK,
+    GF_ENDPOINT_PARTITIONED,
 } gf_endpoint_kind;
 
 typedef struct gf_request_endpoint {
@@ -148,6 +187,21 @@ typedef struct gf_tick_endpoint {
     const char *const *(*subjects)(gf_fn *fn);
 } gf_tick_endpoint;
 
+/* A partitioned consumer group: config jetstream.consumers has an entry with this
+ * stream and name = group and `partitions` P > 0. The runtime creates its P durables
+ * "<group>-p<NN>" and hands each partition to one replica at a time. */
+typedef struct gf_partitioned_endpoint {
+    const char *stream;
+    const char *group;
+    gf_batch_fn on_batch;
+    /* May be NULL. Runs before the first batch of a partition this instance now owns
+     * (load per-partition state here); a non-OK return gives the partition back. */
+    gf_partition_acquire_fn on_acquire;
+    /* May be NULL. Runs once this instance has stopped handling the partition: no batch
+     * of it runs any more on this instance until a new on_acquire. */
+    gf_partition_release_fn on_release;
+} gf_partitioned_endpoint;
+
 typedef struct gf_endpoint {
     const char *name; /* as listed by $SRV.INFO: [A-Za-z0-9_-]+ */
     gf_endpoint_kind kind;
@@ -155,14 +209,18 @@ typedef struct gf_endpoint {
         gf_request_endpoint request;
         gf_pull_endpoint pull;
         gf_tick_endpoint tick;
+        gf_partitioned_endpoint partitioned;
     };
 } gf_endpoint;
 
 /* A header's value, or NULL. */
 const char *gf_msg_header(const gf_msg *msg, const char *key);
 
-/* Pull handlers: tell the server the message is still being worked on (resets its
- * ack wait). GF_ERR_INVALID for a message that did not come from a pull endpoint. */
+/* Pull and partitioned handlers: tell the server the message is still being worked on
+ * (resets its ack wait). The runtime already does this for running handlers.
+ * GF_ERR_INVALID for a message that did not come from a pull or partitioned endpoint;
+ * GF_ERR_CONFLICT for a partitioned message once this instance's ownership of the
+ * partition has lapsed (it must not keep the message from the next owner). */
 gf_err gf_msg_in_progress(const gf_msg *msg);
 
 #endif

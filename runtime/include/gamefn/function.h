@@ -18,8 +18,10 @@
  * connects (retrying until NATS is reachable), provisions the JetStream assets the
  * function needs, calls init, starts every endpoint and $SRV discovery, and waits.
  * On SIGTERM or SIGINT it stops taking new work, lets in-flight handlers finish and
- * acks their messages, drains the connection, calls fini and exits 0 — all within
- * runtime.drain_timeout (+ one fetch expiry for pull endpoints).
+ * acks their messages (a pull message fetched but not yet started is nak'd; a
+ * partitioned endpoint gives its partitions back), drains the connection, calls fini
+ * and exits 0 — all within runtime.drain_timeout (+ one fetch expiry for pull
+ * endpoints).
  *
  * Threads: see gamefn/endpoint.h for the handlers. init and fini run on the main
  * thread, which otherwise only waits for signals.

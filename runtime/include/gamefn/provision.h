@@ -45,6 +45,9 @@ typedef struct gf_provision_result {
 
 gf_err gf_provision_stream(jsCtx *js, const gf_stream_config *cfg, bool update,
                            gf_provision_result *res);
+/* A partitioned group (cfg->partitions > 0) is provisioned as its durables
+ * "<name>-p<NN>" in turn (gf_config_consumer_partition), stopping at the first failure;
+ * the outcome is CREATED if any was created, else UPDATED if any was updated. */
 gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool update,
                              gf_provision_result *res);
 gf_err gf_provision_bucket(jsCtx *js, const gf_bucket_config *cfg, bool update,

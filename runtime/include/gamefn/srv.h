@@ -17,10 +17,13 @@
  * runtime/src/core/reply.h); a $SRV request naming another reply subject is refused,
  * counted (STATS discovery_refused) and logged at a bounded rate.
  *
- * Health: when `check` says the instance is unhealthy (a request handler stuck past
- * its deadline; a function also while it starts or stops), PING is not answered, so `nats micro
- * ping` and liveness probes see it gone, while INFO and STATS still answer with metadata healthy
- * "false" and the reason in metadata unhealthy. Healthy answers carry healthy "true".
+ * Health: the service does not keep a health state; it asks `check` before every answer.
+ * While `check` says the instance is unhealthy (for a function: an endpoint that cannot
+ * work, such as a request handler stuck past its deadline or a stream that is gone and
+ * cannot be recreated; also while it starts or stops), PING is not answered, so `nats
+ * micro ping` and liveness probes see it gone, while INFO and STATS still answer with
+ * metadata healthy "false" and the reason in metadata unhealthy. Healthy INFO and STATS
+ * answers carry healthy "true"; PING answers carry no metadata.
  *
  * Threads: gf_srv_record() is called from handler threads; the $SRV responders run
  * on nats.c's subscription threads. Counters are guarded by one mutex per service.

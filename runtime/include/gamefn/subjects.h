@@ -7,19 +7,20 @@
 #ifndef GAMEFN_SUBJECTS_H
 #define GAMEFN_SUBJECTS_H
 
-#define GF_WIRE_SUBJ_TICKET_CREATE     "gamefn.v1.ticket.create"
-#define GF_WIRE_SUBJ_TICKET_CANCEL     "gamefn.v1.ticket.cancel"
-#define GF_WIRE_SUBJ_TICKET_GET        "gamefn.v1.ticket.get"
-#define GF_WIRE_SUBJ_TICKET_STATUS     "gamefn.v1.ticket.status" /* .<ticket_id> */
-#define GF_WIRE_SUBJ_FLEET_REGISTER    "gamefn.v1.fleet.register"
-#define GF_WIRE_SUBJ_FLEET_HEARTBEAT   "gamefn.v1.fleet.heartbeat"
-#define GF_WIRE_SUBJ_LEADERBOARD_QUERY "gamefn.v1.leaderboard.query"
-#define GF_WIRE_SUBJ_ECHO              "gamefn.v1.echo"
-#define GF_WIRE_SUBJ_TICK_MATCHER      "gamefn.v1.tick.matcher"
-#define GF_WIRE_SUBJ_MATCH_FOUND       "gamefn.v1.match.found" /* .<queue> */
-#define GF_WIRE_SUBJ_EVENT             "gamefn.v1.event"       /* .<player_id>.<event_type> */
-#define GF_WIRE_SUBJ_EVENT_PARTITIONED "gamefn.v1.evp"         /* .<partition>.<player_id>.<type> */
-#define GF_WIRE_SUBJ_DLQ               "gamefn.v1.dlq"         /* .<stream>.<consumer> */
+#define GF_WIRE_SUBJ_TICKET_CREATE      "gamefn.v1.ticket.create"
+#define GF_WIRE_SUBJ_TICKET_CANCEL      "gamefn.v1.ticket.cancel"
+#define GF_WIRE_SUBJ_TICKET_GET         "gamefn.v1.ticket.get"
+#define GF_WIRE_SUBJ_TICKET_STATUS      "gamefn.v1.ticket.status" /* .<ticket_id> */
+#define GF_WIRE_SUBJ_MATCHMAKING_QUEUES "gamefn.v1.matchmaking.queues"
+#define GF_WIRE_SUBJ_FLEET_REGISTER     "gamefn.v1.fleet.register"
+#define GF_WIRE_SUBJ_FLEET_HEARTBEAT    "gamefn.v1.fleet.heartbeat"
+#define GF_WIRE_SUBJ_LEADERBOARD_QUERY  "gamefn.v1.leaderboard.query"
+#define GF_WIRE_SUBJ_ECHO               "gamefn.v1.echo"
+#define GF_WIRE_SUBJ_TICK_MATCHER       "gamefn.v1.tick.matcher" /* .<tick_group> */
+#define GF_WIRE_SUBJ_MATCH_FOUND        "gamefn.v1.match.found"  /* .<queue> */
+#define GF_WIRE_SUBJ_EVENT              "gamefn.v1.event"        /* .<player_id>.<event_type> */
+#define GF_WIRE_SUBJ_EVENT_PARTITIONED  "gamefn.v1.evp" /* .<partition>.<player_id>.<type> */
+#define GF_WIRE_SUBJ_DLQ                "gamefn.v1.dlq" /* .<stream>.<consumer> */
 
 #define GF_WIRE_QUEUE_INTAKE      "intake"
 #define GF_WIRE_QUEUE_FLEET       "fleet"

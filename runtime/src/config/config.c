@@ -401,6 +401,30 @@ const gf_consumer_config *gf_config_consumer(const gf_config *cfg, const char *s
     return NULL;
 }
 
+gf_err gf_config_consumer_partition(const gf_consumer_config *group, unsigned partition,
+                                    gf_consumer_config *out, gf_partition_names *names)
+{
+    if (!group || !out || !names || group->partitions <= 0 ||
+        partition >= (unsigned)group->partitions || !group->filter_subject)
+        return GF_ERR_INVALID;
+    const char *mark = strstr(group->filter_subject, "{partition}");
+    int n = snprintf(names->durable, sizeof names->durable, "%s-p%02u", group->name, partition);
+    int m = mark ? snprintf(names->filter, sizeof names->filter, "%.*s%u%s",
+                            (int)(mark - group->filter_subject), group->filter_subject, partition,
+                            mark + strlen("{partition}"))
+                 : -1;
+    int k =
+        snprintf(names->lease_key, sizeof names->lease_key, "part.%s.%02u", group->name, partition);
+    if (n < 0 || (size_t)n >= sizeof names->durable || m < 0 || (size_t)m >= sizeof names->filter ||
+        k < 0 || (size_t)k >= sizeof names->lease_key)
+        return GF_ERR_INVALID;
+    *out = *group;
+    out->name = names->durable;
+    out->filter_subject = names->filter;
+    out->partitions = 0;
+    return GF_OK;
+}
+
 const gf_bucket_config *gf_config_bucket(const gf_config *cfg, const char *name)
 {
     for (size_t i = 0; cfg && name && i < cfg->jetstream.buckets_len; i++) {

@@ -159,6 +159,34 @@ static bool sorted_has(const cfg_key *keys, size_t n, const char *a)
     return false;
 }
 
+/* A stream's sources and mirror name a configured stream or the KV_<bucket> of a
+ * configured bucket (the server would otherwise wait for the stream forever, silently).
+ * `streams` and `buckets` are the sorted name keys. */
+static bool stream_known(const cfg_key *streams, size_t ns, const cfg_key *buckets, size_t nb,
+                         const char *name)
+{
+    return sorted_has(streams, ns, name) ||
+           (strncmp(name, "KV_", 3) == 0 && sorted_has(buckets, nb, name + 3));
+}
+
+static gf_err check_sources(cfg_walk *w, const gf_jetstream_config *js, const cfg_node *js_node,
+                            const cfg_key *streams, const cfg_key *buckets)
+{
+    static const char what[] = "is neither a stream in jetstream.streams nor KV_<bucket> of one "
+                               "in jetstream.buckets:";
+    size_t ns = js->streams_len, nb = js->buckets_len;
+    for (size_t i = 0; i < js->streams_len; i++) {
+        const gf_stream_config *s = &js->streams[i];
+        for (size_t k = 0; k < s->sources_len; k++) {
+            if (!stream_known(streams, ns, buckets, nb, s->sources[k]))
+                return fail_at(w, js_node, "streams", i, "sources", what, s->sources[k], 0);
+        }
+        if (s->mirror && !stream_known(streams, ns, buckets, nb, s->mirror))
+            return fail_at(w, js_node, "streams", i, "mirror", what, s->mirror, 0);
+    }
+    return GF_OK;
+}
+
 static gf_err nomem(cfg_walk *w)
 {
     gf__cfg_error_set(w->err, w->file, 0, 0, w->path, "out of memory");
@@ -209,12 +237,20 @@ gf_err gf__cfg_check_jetstream(cfg_walk *w, const gf_jetstream_config *js, const
                          0);
             goto out;
         }
+        if (c->partitions > 0 && !sorted_has(buckets, js->buckets_len, c->lease_bucket)) {
+            rc = fail_at(w, js_node, "consumers", i, "lease_bucket",
+                         "partitioned group's lease bucket is not in jetstream.buckets:",
+                         c->lease_bucket, 0);
+            goto out;
+        }
         consumers[i] = (cfg_key){c->stream, c->name, i};
     }
     if (gf__cfg_find_duplicate(consumers, js->consumers_len, &first, &dup))
         rc = fail_at(w, js_node, "consumers", dup, "name",
                      "duplicate consumer on this stream:", js->consumers[dup].name,
                      line_of(js_node, "consumers", first));
+    else
+        rc = check_sources(w, js, js_node, streams, buckets);
 out:
     free(streams);
     free(buckets);

@@ -14,6 +14,9 @@
 #include "config_walk.h"
 #include "gamefn/config.h"
 
+/* A partitioned group's name: "<group>-p<NN>" must stay a valid consumer name. */
+enum { GF_CFG_GROUP_MAX = 200 };
+
 /* One server URL: "nats://host:port", "tls://host:port" or "host:port". */
 const char *gf__cfg_check_server_url(const char *url);
 

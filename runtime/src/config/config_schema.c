@@ -231,15 +231,17 @@ static const gf_cfg_field runtime_rows[] = {
      .offset = offsetof(gf_runtime_config, max_in_flight),
      .def = "64",
      .min = 1,
-     .max = 65536,
-     .help = "pull consumers: messages handled concurrently per instance"},
+     .max = 1024,
+     .help = "pull endpoints: handlers running at once per endpoint (one worker thread each); "
+             "messages are fetched only for idle workers"},
     {.key = "fetch_batch",
      .type = GF_CFG_INT,
      .offset = offsetof(gf_runtime_config, fetch_batch),
      .def = "64",
      .min = 1,
      .max = 10000,
-     .help = "pull consumers: messages asked for per fetch"},
+     .help = "pull endpoints: most messages asked for per fetch; partitioned endpoints: the "
+             "largest batch handed to on_batch"},
     {.key = "fetch_expiry",
      .type = GF_CFG_DURATION,
      .offset = offsetof(gf_runtime_config, fetch_expiry_ms),
@@ -253,8 +255,8 @@ static const gf_cfg_field runtime_rows[] = {
      .def = "1s",
      .min = 0,
      .max = MS_M,
-     .help = "pull consumers: idle heartbeat asked of the server (0 = none; at most half of "
-             "fetch_expiry)"},
+     .help = "not used with nats.c 3.4.1, whose heartbeat timer misfires (a long poll is "
+             "bounded by fetch_expiry instead); at most half of fetch_expiry"},
     {.key = "reply_prefixes",
      .type = GF_CFG_STRING_LIST,
      .offset = offsetof(gf_runtime_config, reply_prefixes),

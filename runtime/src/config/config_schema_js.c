@@ -10,6 +10,7 @@
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "config_check.h"
 #include "config_schema.h"
@@ -40,6 +41,39 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
         snprintf(p->text, sizeof(p->text), "stream name %s", why);
         return false;
     }
+    if (s->mirror && (s->subjects_len > 0 || s->sources_len > 0)) {
+        p->key = "mirror";
+        snprintf(p->text, sizeof(p->text), "a mirror has no subjects or sources of its own");
+        return false;
+    }
+    if (s->mirror && (!gf_name_asset_ok(s->mirror, why, sizeof why) ||
+                      (strcmp(s->mirror, s->name) == 0 &&
+                       snprintf(why, sizeof why, "is the stream itself") > 0))) {
+        p->key = "mirror";
+        snprintf(p->text, sizeof(p->text), "%s", why);
+        return false;
+    }
+    if (!s->mirror && s->subjects_len == 0 && s->sources_len == 0) {
+        p->key = "subjects";
+        snprintf(p->text, sizeof(p->text), "a stream needs subjects, sources or a mirror");
+        return false;
+    }
+    for (size_t i = 0; i < s->sources_len; i++) {
+        if (!gf_name_asset_ok(s->sources[i], why, sizeof why) ||
+            (strcmp(s->sources[i], s->name) == 0 &&
+             snprintf(why, sizeof why, "is the stream itself") > 0)) {
+            p->key = "sources";
+            snprintf(p->text, sizeof(p->text), "entry %zu %s", i, why);
+            return false;
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(s->sources[j], s->sources[i]) == 0) {
+                p->key = "sources";
+                snprintf(p->text, sizeof(p->text), "entry %zu repeats entry %zu", i, j);
+                return false;
+            }
+        }
+    }
     for (size_t i = 0; i < s->subjects_len; i++) {
         if (!gf_name_subject_ok(s->subjects[i], true, why, sizeof why)) {
             p->key = "subjects";
@@ -69,10 +103,22 @@ static const gf_cfg_field stream_rows[] = {
      .type = GF_CFG_STRING_LIST,
      .offset = offsetof(gf_stream_config, subjects),
      .count_offset = offsetof(gf_stream_config, subjects_len),
-     .required = true,
-     .min = 1,
-     .max = GF_CFG_NO_MAX,
-     .help = "subjects stored (wildcards allowed)"},
+     .help = "subjects stored (wildcards allowed); may be left out when sources or mirror is "
+             "set"},
+    {.key = "sources",
+     .type = GF_CFG_STRING_LIST,
+     .offset = offsetof(gf_stream_config, sources),
+     .count_offset = offsetof(gf_stream_config, sources_len),
+     .min = 0,
+     .max = 64,
+     .help = "streams whose messages the server copies into this one (each keeps its subject); "
+             "nats-server 2.9 applies a copied message's Nats-Expected-* headers again, so do not "
+             "source streams written by compare-and-set (KV buckets): mirror them"},
+    {.key = "mirror",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_stream_config, mirror),
+     .help = "a stream this one is a read-only copy of, with the same sequence numbers (e.g. "
+             "KV_tickets for an audit); no subjects or sources then"},
     {.key = "retention",
      .type = GF_CFG_ENUM,
      .offset = offsetof(gf_stream_config, retention),
@@ -133,6 +179,40 @@ static const gf_cfg_field stream_rows[] = {
 const gf_cfg_table gf__cfg_stream_table = {"stream", sizeof(gf_stream_config), stream_rows,
                                            NROWS(stream_rows), stream_validate};
 
+/* A partitioned group's name becomes a lease key token and, with "-p<NN>", a durable
+ * name; its filter must say where the partition number goes. */
+static bool partitioned_validate(const gf_consumer_config *c, gf_cfg_problem *p)
+{
+    bool placeholder = c->filter_subject && strstr(c->filter_subject, "{partition}");
+    char why[GF_NAME_WHY_MAX];
+    if (c->partitions == 0) {
+        if (placeholder) {
+            p->key = "filter_subject";
+            snprintf(p->text, sizeof(p->text), "has {partition} but partitions is not set");
+            return false;
+        }
+        return true;
+    }
+    if (!gf_name_id_ok(c->name, GF_CFG_GROUP_MAX, why, sizeof why)) {
+        p->key = "name";
+        snprintf(p->text, sizeof(p->text), "partitioned group name %s", why);
+        return false;
+    }
+    if (!placeholder) {
+        p->key = c->filter_subject ? "filter_subject" : "partitions";
+        snprintf(p->text, sizeof(p->text),
+                 "a partitioned group needs a filter_subject with {partition}, e.g. "
+                 "\"gamefn.v1.evp.{partition}.>\"");
+        return false;
+    }
+    if (!gf_name_bucket_ok(c->lease_bucket, why, sizeof why)) {
+        p->key = "lease_bucket";
+        snprintf(p->text, sizeof(p->text), "lease_bucket %s", why);
+        return false;
+    }
+    return true;
+}
+
 static bool consumer_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_consumer_config *c = obj;
@@ -171,7 +251,7 @@ static bool consumer_validate(const void *obj, gf_cfg_problem *p)
                  c->backoff_ms_len, (long long)c->max_deliver);
         return false;
     }
-    return true;
+    return partitioned_validate(c, p);
 }
 
 static const gf_cfg_field consumer_rows[] = {
@@ -235,6 +315,27 @@ static const gf_cfg_field consumer_rows[] = {
      .min = 1,
      .max = 100000,
      .help = "pull requests the server queues"},
+    {.key = "partitions",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_consumer_config, partitions),
+     .def = "0",
+     .min = 0,
+     .max = 100,
+     .help = "0: one consumer; N: a partitioned group of N durables <name>-p00.. (filter_subject "
+             "has {partition}), each owned by one replica at a time"},
+    {.key = "lease_bucket",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_consumer_config, lease_bucket),
+     .def = "leases",
+     .help = "partitioned: KV bucket of the ownership leases part.<name>.<NN> (in "
+             "jetstream.buckets)"},
+    {.key = "lease_ttl",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_consumer_config, lease_ttl_ms),
+     .def = "10s",
+     .min = 1000,
+     .max = 10 * MS_M,
+     .help = "partitioned: a dead owner's partitions move after this; renewed every quarter"},
 };
 
 const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_config), consumer_rows,

@@ -11,9 +11,12 @@
  *   stop       stop taking work; return once in-flight work is done or the deadline
  *              passed (false then: something is still running)
  *   check      (may be NULL) bring the kind's $SRV counters up to date and say whether
- *              it is healthy (false, with the reason, e.g. a handler stuck past its
- *              deadline); called before each $SRV answer, between start and stop only,
- *              never concurrently with itself or with stop (the lifecycle serializes)
+ *              it can do its work (false, with the reason: a request handler stuck past
+ *              its deadline, a stream that is gone and cannot be recreated); called
+ *              before each $SRV answer, between start and stop only, never concurrently
+ *              with itself or with stop (the lifecycle serializes). This is the only way
+ *              an endpoint's health reaches $SRV: a problem one of the kind's own threads
+ *              finds is kept in a gf__health (below) that `check` reports.
  *
  * The host is what the lifecycle lends to its endpoints: the connection, the config,
  * the $SRV service, the stop flag and the gf_fn handed to handlers (opaque here).
@@ -91,6 +94,50 @@ bool gf__endpoint_thread_join(gf__endpoint_run *run, int64_t deadline_ms);
 
 /* Drains run->sub (bounded by the deadline) and destroys it; false if it did not finish. */
 bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms);
+
+/* A set of threads started together and joined together (a pull endpoint's fetcher and
+ * workers). Each body runs through a trampoline that counts it out when it returns. */
+typedef struct gf__threads {
+    pthread_t *ids;
+    size_t n, cap;
+    atomic_int alive;
+} gf__threads;
+
+/* Starts body(arg) as one more thread of the set. */
+gf_err gf__threads_start(gf__threads *t, void *(*body)(void *), void *arg);
+
+/* Joins every thread if all have returned before deadline_ms (monotonic), and frees the
+ * set; false if one is still running (the set is then left alone: its threads may still
+ * use what they were given). */
+bool gf__threads_join(gf__threads *t, int64_t deadline_ms);
+
+/* What a message handed to a partition owner's handler carries (gf_msg.owner): the
+ * deadline past which the owner must not act on the partition. */
+struct gf__msg_owner {
+    _Atomic int64_t valid_until_ms; /* monotonic */
+};
+
+/* A problem found by one of a kind's own threads (a pull fetcher, a partition's worker)
+ * that keeps the endpoint from working, e.g. "stream X is missing and cannot be
+ * recreated: ...". The thread that found it sets it and clears it once the problem is
+ * gone; the kind's `check` reports it. Its own lock: set from the kind's threads, read
+ * on a $SRV thread. */
+typedef struct gf__health {
+    pthread_mutex_t mu;
+    char problem[256]; /* "" while healthy */
+} gf__health;
+
+void gf__health_init(gf__health *h);
+void gf__health_fini(gf__health *h);
+
+/* Sets the problem (copied, truncated), or clears it (NULL). A change is logged, naming
+ * run's endpoint: at error when the endpoint becomes unhealthy, at info when it recovers. */
+void gf__health_set(gf__health *h, const gf__endpoint_run *run, const char *problem);
+
+/* For a kind's `check`: true while there is no problem; otherwise false with
+ * "endpoint <name>: <prefix><problem>" in `why` (prefix may be NULL). */
+bool gf__health_check(gf__health *h, const gf__endpoint_run *run, const char *prefix, char *why,
+                      size_t why_size);
 
 /* Records a handled message in $SRV stats; `text` may be NULL. */
 void gf__endpoint_record(const gf__endpoint_run *run, int64_t start_ns, gf_err err,

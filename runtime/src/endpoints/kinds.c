@@ -8,7 +8,7 @@
 #include "endpoints/endpoint.h"
 
 extern const gf__endpoint_ops gf__endpoint_request_ops, gf__endpoint_pull_ops,
-    gf__endpoint_tick_ops;
+    gf__endpoint_tick_ops, gf__endpoint_partitioned_ops;
 
 static const struct {
     gf_endpoint_kind kind;
@@ -17,6 +17,7 @@ static const struct {
     {GF_ENDPOINT_REQUEST, &gf__endpoint_request_ops},
     {GF_ENDPOINT_PULL, &gf__endpoint_pull_ops},
     {GF_ENDPOINT_TICK, &gf__endpoint_tick_ops},
+    {GF_ENDPOINT_PARTITIONED, &gf__endpoint_partitioned_ops},
 };
 
 const gf__endpoint_ops *gf__endpoint_ops_of(gf_endpoint_kind kind)

@@ -1,5 +1,6 @@
 /* msg.c — accessors handlers use on a received gf_msg. */
-#include "gamefn/endpoint.h"
+#include "endpoints/endpoint.h"
+#include "gamefn/clock.h"
 #include "nats/nats_err.h"
 
 const char *gf_msg_header(const gf_msg *msg, const char *key)
@@ -15,5 +16,8 @@ gf_err gf_msg_in_progress(const gf_msg *msg)
     /* Only JetStream messages (pull endpoints) have an ack deadline to extend. */
     if (!msg || !msg->nats || msg->stream_seq == 0)
         return GF_ERR_INVALID;
+    /* A partition owner past its lease must not keep the message from the next owner. */
+    if (msg->owner && gf_clock_mono_ms() >= atomic_load(&msg->owner->valid_until_ms))
+        return GF_ERR_CONFLICT;
     return gf__nats_err(natsMsg_InProgress(msg->nats, NULL));
 }

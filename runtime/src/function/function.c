@@ -7,7 +7,7 @@
  *   stop flag (which the connect and provisioning loops poll) and wakes the main
  *   thread. No async signal handler runs, so shutdown is ordinary code.
  * - Shutdown order: stop taking new work on every endpoint (drain request and
- *   tick subscriptions, let pull threads finish and ack their batch), then fini,
+ *   tick subscriptions, let pull handlers finish and ack, give partitions back), then fini,
  *   then $SRV, then drain the connection (flushes the last acks). Everything is
  *   bounded by runtime.drain_timeout; a handler still running at the deadline is
  *   abandoned (what that means for its work depends on the kind: a pull message is
@@ -151,10 +151,11 @@ static gf_err provision_named(gf_fn *fn, gf_provision_result *res)
     gf_err err = GF_OK;
 
     memset(res, 0, sizeof *res);
-    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
-        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
+    /* Buckets before streams: a stream may source or mirror a bucket's KV_<name>. */
     for (size_t i = 0; def->buckets && def->buckets[i] && err == GF_OK; i++)
         err = gf_provision_bucket_named(js, fn->cfg, def->buckets[i], res);
+    for (size_t i = 0; def->streams && def->streams[i] && err == GF_OK; i++)
+        err = gf_provision_stream_named(js, fn->cfg, def->streams[i], res);
     for (size_t i = 0; i < def->endpoints_len && err == GF_OK; i++) {
         gf__endpoint_run *run = &fn->runs[i];
         const gf__endpoint_ops *ops = gf__endpoint_ops_of(run->ep->kind);

@@ -12,7 +12,7 @@
  *    measured; docs/NATS-FACTS.md §6); replicas 0 means 1. Without this,
  *    provisioning twice would report conflicts against the server's own defaults.
  *  - Updates start from the server's own config and overwrite only the fields
- *    we manage, so settings we do not manage (placement, sources, allow_direct…)
+ *    we manage, so settings we do not manage (placement, mirror, allow_direct…)
  *    are sent back unchanged. Retention and storage cannot change in place on
  *    2.9.10 (the server answers 10052); everything else we manage can, though
  *    the server may still refuse (e.g. replicas on a single server) and we
@@ -35,7 +35,16 @@
 #include "nats/nats_err.h"
 #include "provision_diff.h"
 
-enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5 };
+enum { PROV_DUP_DEFAULT_MS = 2 * 60 * 1000, PROV_MAX_REPLICAS = 5, PROV_MAX_SOURCES = 64 };
+
+/* What config wants of a stream, as the server reports it, with storage for the
+ * sources (jsStreamConfig points into it). */
+typedef struct stream_want {
+    jsStreamConfig cfg;
+    jsStreamSource src[PROV_MAX_SOURCES];
+    jsStreamSource *srcp[PROV_MAX_SOURCES];
+    jsStreamSource mirror;
+} stream_want;
 
 /* ---- validation --------------------------------------------------------- */
 
@@ -48,9 +57,25 @@ static gf_err stream_validate(const gf_stream_config *c, gf_provision_result *re
         gf__prov_message(res, "stream %s: name %s", name, why);
         return GF_ERR_INVALID;
     }
-    if (c->subjects_len == 0 || c->subjects == NULL || c->subjects_len > 1024) {
-        gf__prov_message(res, "stream %s: subjects must list 1 to 1024 subjects", name);
+    if ((c->subjects_len > 0 && c->subjects == NULL) || c->subjects_len > 1024 ||
+        (c->sources_len > 0 && c->sources == NULL) || c->sources_len > PROV_MAX_SOURCES ||
+        (c->mirror ? c->subjects_len + c->sources_len != 0
+                   : c->subjects_len + c->sources_len == 0)) {
+        gf__prov_message(res,
+                         "stream %s: needs 1 to 1024 subjects and/or 1 to %d sources, or a "
+                         "mirror and neither",
+                         name, PROV_MAX_SOURCES);
         return GF_ERR_INVALID;
+    }
+    if (c->mirror && !gf_name_asset_ok(c->mirror, why, sizeof why)) {
+        gf__prov_message(res, "stream %s: mirror %s", name, why);
+        return GF_ERR_INVALID;
+    }
+    for (size_t i = 0; i < c->sources_len; i++) {
+        if (!gf_name_asset_ok(c->sources[i], why, sizeof why)) {
+            gf__prov_message(res, "stream %s: sources[%zu] %s", name, i, why);
+            return GF_ERR_INVALID;
+        }
     }
     for (size_t i = 0; i < c->subjects_len; i++) {
         if (!gf_name_subject_ok(c->subjects[i], true, why, sizeof why)) {
@@ -103,9 +128,22 @@ static const jsStorageType storage_map[] = {js_FileStorage, js_MemoryStorage};
 static const jsDiscardPolicy discard_map[] = {js_DiscardOld, js_DiscardNew};
 
 /* What the server reports for a stream created from `c`. Pointers borrow `c`. */
-static void stream_expected(const gf_stream_config *c, jsStreamConfig *w)
+static void stream_expected(const gf_stream_config *c, stream_want *sw)
 {
+    jsStreamConfig *w = &sw->cfg;
     jsStreamConfig_Init(w);
+    for (size_t i = 0; i < c->sources_len; i++) {
+        jsStreamSource_Init(&sw->src[i]);
+        sw->src[i].Name = c->sources[i];
+        sw->srcp[i] = &sw->src[i];
+    }
+    w->Sources = c->sources_len ? sw->srcp : NULL;
+    w->SourcesLen = (int)c->sources_len;
+    if (c->mirror) {
+        jsStreamSource_Init(&sw->mirror);
+        sw->mirror.Name = c->mirror;
+        w->Mirror = &sw->mirror;
+    }
     w->Name = c->name;
     w->Description = c->description;
     w->Subjects = c->subjects;
@@ -125,11 +163,27 @@ static void stream_expected(const gf_stream_config *c, jsStreamConfig *w)
     w->MaxMsgSize = c->max_msg_size > 0 ? (int32_t)c->max_msg_size : -1;
 }
 
+/* The names of a stream's sources (at most PROV_MAX_SOURCES). */
+static int source_names(const jsStreamConfig *c, const char **names)
+{
+    int n = 0;
+    for (int i = 0; i < c->SourcesLen && n < PROV_MAX_SOURCES; i++) {
+        if (c->Sources[i] && c->Sources[i]->Name)
+            names[n++] = c->Sources[i]->Name;
+    }
+    return n;
+}
+
 /* Every managed field; `w` is stream_expected(). */
 static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf__prov_diff *d)
 {
+    const char *have[PROV_MAX_SOURCES], *want[PROV_MAX_SOURCES];
     gf__prov_diff_subjects(d, true, "subjects", (const char *const *)s->Subjects, s->SubjectsLen,
                            (const char *const *)w->Subjects, w->SubjectsLen);
+    gf__prov_diff_subjects(d, true, "sources", have, source_names(s, have), want,
+                           source_names(w, want));
+    gf__prov_diff_string(d, false, "mirror", s->Mirror ? s->Mirror->Name : NULL,
+                         w->Mirror ? w->Mirror->Name : NULL);
     if (s->Retention != w->Retention)
         gf__prov_diff_add(d, false, "retention", gf__prov_retention_name(s->Retention),
                           gf__prov_retention_name(w->Retention));
@@ -162,6 +216,8 @@ static void stream_patch(jsStreamConfig *up, const void *want)
         up->Description = w->Description;
     up->Subjects = w->Subjects;
     up->SubjectsLen = w->SubjectsLen;
+    up->Sources = w->Sources;
+    up->SourcesLen = w->SourcesLen;
     up->Discard = w->Discard;
     up->Replicas = w->Replicas;
     up->MaxAge = w->MaxAge;
@@ -185,22 +241,23 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
 {
     jsStreamInfo *si = NULL;
     jsErrCode jerr = 0;
-    jsStreamConfig want;
+    stream_want sw;
+    jsStreamConfig *want = &sw.cfg;
     gf__prov_diff diff;
     char asset[300];
     gf_err err = GF_OK;
     natsStatus s;
 
     snprintf(asset, sizeof asset, "stream %s", cfg->name);
-    stream_expected(cfg, &want);
+    stream_expected(cfg, &sw);
 
     s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
     if (s != NATS_OK && stream_absent(s, jerr)) {
         jerr = 0;
-        s = js_AddStream(&si, js, &want, NULL, &jerr);
+        s = js_AddStream(&si, js, want, NULL, &jerr);
         if (s == NATS_OK) {
             gf__prov_diff_init(&diff);
-            stream_compare(si->Config, &want, &diff);
+            stream_compare(si->Config, want, &diff);
             *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
@@ -220,7 +277,7 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         goto out;
     }
 
-    err = gf__prov_stream_reconcile(js, si, &want, stream_compare_any, stream_patch, asset, update,
+    err = gf__prov_stream_reconcile(js, si, want, stream_compare_any, stream_patch, asset, update,
                                     res);
 out:
     jsStreamInfo_Destroy(si);
@@ -308,14 +365,14 @@ gf_err gf_provision_all(jsCtx *js, const gf_jetstream_config *js_cfg, bool updat
         return GF_ERR_INVALID;
     }
 
-    /* Streams before consumers (consumers need their stream); buckets are
-     * independent and go in between. */
-    for (size_t i = 0; i < js_cfg->streams_len && err == GF_OK; i++) {
-        err = gf_provision_stream(js, &js_cfg->streams[i], update, &one);
-        counts[one.outcome]++;
-    }
+    /* Buckets first (a stream may source a bucket's KV_<name> stream), then streams,
+     * then consumers (they need their stream). */
     for (size_t i = 0; i < js_cfg->buckets_len && err == GF_OK; i++) {
         err = gf_provision_bucket(js, &js_cfg->buckets[i], update, &one);
+        counts[one.outcome]++;
+    }
+    for (size_t i = 0; i < js_cfg->streams_len && err == GF_OK; i++) {
+        err = gf_provision_stream(js, &js_cfg->streams[i], update, &one);
         counts[one.outcome]++;
     }
     for (size_t i = 0; i < js_cfg->consumers_len && err == GF_OK; i++) {

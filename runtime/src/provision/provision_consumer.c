@@ -19,6 +19,12 @@
  *    backoff, max_ack_pending, filter_subject. Not editable: deliver_policy and
  *    max_waiting (error 10012), ack policy and push/pull.
  *  - Units: config ms, jsConsumerConfig ns (AckWait, BackOff[]).
+ *  - A partitioned group (partitions > 0) is provisioned as its durables, one by one
+ *    (gf_config_consumer_partition names them).
+ *  - A consumer that disappeared while a function ran is recreated by the endpoint from
+ *    the position it last saw (gf__provision_consumer_at: deliver by_start_sequence),
+ *    never from the start of a stream it has already worked through. The compare then
+ *    accepts by_start_sequence on the server for any configured deliver policy.
  */
 #include "gamefn/provision.h"
 
@@ -28,6 +34,7 @@
 
 #include "gamefn/names.h"
 #include "nats/nats_err.h"
+#include "provision/provision_consumer.h"
 #include "provision_diff.h"
 
 enum { PROV_MAX_BACKOFF = 64 };
@@ -129,7 +136,11 @@ static void consumer_compare(const jsConsumerInfo *ci, const jsConsumerConfig *w
     if (s->AckPolicy != w->AckPolicy)
         gf__prov_diff_add(d, false, "ack_policy", gf__prov_ack_name(s->AckPolicy),
                           gf__prov_ack_name(w->AckPolicy));
-    if (s->DeliverPolicy != w->DeliverPolicy)
+    /* A consumer the runtime recreated from a known position (by_start_sequence) stands
+     * for the configured one, whatever its deliver policy: it is the same consumer, minus
+     * the history it had already handled (gf__provision_consumer_at). */
+    bool recreated = s->DeliverPolicy == js_DeliverByStartSequence;
+    if (s->DeliverPolicy != w->DeliverPolicy && !recreated)
         gf__prov_diff_add(d, false, "deliver_policy", gf__prov_deliver_name(s->DeliverPolicy),
                           gf__prov_deliver_name(w->DeliverPolicy));
     if (w->MaxWaiting > 0 && s->MaxWaiting != w->MaxWaiting)
@@ -181,8 +192,8 @@ static bool consumer_note(const gf_consumer_config *c, const jsConsumerConfig *w
     return warn;
 }
 
-static gf_err consumer_apply(jsCtx *js, const gf_consumer_config *cfg, const char *asset,
-                             bool update, gf_provision_result *res, bool *warn)
+static gf_err consumer_apply(jsCtx *js, const gf_consumer_config *cfg, uint64_t start_seq,
+                             const char *asset, bool update, gf_provision_result *res, bool *warn)
 {
     jsConsumerInfo *ci = NULL;
     jsErrCode jerr = 0;
@@ -204,6 +215,10 @@ static gf_err consumer_apply(jsCtx *js, const gf_consumer_config *cfg, const cha
     if (s != NATS_OK && (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr)) {
         jsConsumerConfig create = want;
         create.AckWait = gf__prov_ms_to_ns(cfg->ack_wait_ms); /* as configured; see notes */
+        if (start_seq > 0) {
+            create.DeliverPolicy = js_DeliverByStartSequence;
+            create.OptStartSeq = start_seq;
+        }
         jerr = 0;
         s = js_AddConsumer(&ci, js, cfg->stream, &create, NULL, &jerr);
         if (s == NATS_OK) {
@@ -272,15 +287,14 @@ out:
     return err;
 }
 
-gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool update,
-                             gf_provision_result *res)
+static gf_err provision_one(jsCtx *js, const gf_consumer_config *cfg, uint64_t start_seq,
+                            bool update, gf_provision_result *res)
 {
-    gf_provision_result local;
     char asset[600];
     bool warn = false;
     gf_err err;
 
-    res = gf__prov_begin(res, &local);
+    res = gf__prov_begin(res, res);
     snprintf(asset, sizeof asset, "consumer %s/%s", cfg && cfg->stream ? cfg->stream : "(null)",
              cfg && cfg->name ? cfg->name : "(null)");
     if (js == NULL || cfg == NULL) {
@@ -289,8 +303,52 @@ gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool upda
     } else {
         err = consumer_validate(cfg, asset, res);
         if (err == GF_OK)
-            err = consumer_apply(js, cfg, asset, update, res, &warn);
+            err = consumer_apply(js, cfg, start_seq, asset, update, res, &warn);
     }
     gf__prov_report("consumer", asset + strlen("consumer "), err, res->outcome, warn, res);
     return err;
+}
+
+/* A partitioned group: each of its durables in turn, stopping at the first failure.
+ * The outcome is the strongest of them (created > updated > unchanged). */
+static gf_err provision_group(jsCtx *js, const gf_consumer_config *group, bool update,
+                              gf_provision_result *res)
+{
+    gf_provision_outcome outcome = GF_PROVISION_UNCHANGED;
+    for (unsigned p = 0; p < (unsigned)group->partitions; p++) {
+        gf_consumer_config one;
+        gf_partition_names names;
+        if (gf_config_consumer_partition(group, p, &one, &names) != GF_OK) {
+            gf__prov_begin(res, res);
+            gf__prov_message(res, "consumer group %s/%s: partition %u has no valid name",
+                             group->stream, group->name, p);
+            return GF_ERR_INVALID;
+        }
+        gf_err err = provision_one(js, &one, 0, update, res);
+        if (err != GF_OK)
+            return err;
+        if (res->outcome == GF_PROVISION_CREATED ||
+            (res->outcome == GF_PROVISION_UPDATED && outcome == GF_PROVISION_UNCHANGED))
+            outcome = res->outcome;
+    }
+    res->outcome = outcome;
+    return GF_OK;
+}
+
+gf_err gf_provision_consumer(jsCtx *js, const gf_consumer_config *cfg, bool update,
+                             gf_provision_result *res)
+{
+    gf_provision_result local;
+    if (res == NULL)
+        res = &local;
+    if (js != NULL && cfg != NULL && cfg->partitions > 0)
+        return provision_group(js, cfg, update, res);
+    return provision_one(js, cfg, 0, update, res);
+}
+
+gf_err gf__provision_consumer_at(jsCtx *js, const gf_consumer_config *cfg, uint64_t start_seq,
+                                 gf_provision_result *res)
+{
+    gf_provision_result local;
+    return provision_one(js, cfg, start_seq, false, res ? res : &local);
 }

@@ -1,0 +1,690 @@
+/*
+ * service.c — `gamefn-bench intake` and `gamefn-bench service`: the matchmaking
+ * functions under load, against their own nats-server.
+ *
+ *   intake   R intake replicas; ticket.create as fast as they answer (or at --rate).
+ *            Figures: tickets created per second, request latency, KV writes per
+ *            ticket, and the same run's synchronous KV create rate as the baseline.
+ *   service  intake, one ticker and M matchers with the shipped configuration
+ *            (config/gamefn.yaml, NATS URL overridden): tickets from the population
+ *            model (support/population) into one queue or spread over all of them.
+ *            Figures: tickets created and claimed per second, time from create to the
+ *            CLAIMED push (p50/p95/p99: the time to match), matches, KV writes per
+ *            claimed ticket. No allocator runs: claims expire after claim_lease
+ *            (10 s), so runs stay shorter than that.
+ *
+ * Design notes:
+ * - Load: --clients threads, each on its own connection, keeps --in-flight requests
+ *   outstanding (its own reply subjects on a sync subscription). With --rate the
+ *   threads pace their sends to that total; without, they send as fast as replies come.
+ * - Ticket ids come back in the create reply; the CLAIMED pushes are collected on
+ *   gamefn.v1.ticket.status.> by a subscription of their own; both times go into one
+ *   table keyed by the ticket id, under a mutex.
+ * - Every figure is measured in the run that prints it; nothing is asserted.
+ */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <nats/nats.h>
+
+#include "bench.h"
+#include "gamefn/clock.h"
+#include "gamefn/v1/ticket.pb-c.h"
+#include "natsd.h"
+#include "population.h"
+#include "proc.h"
+
+enum {
+    MAX_PROCS = 32,
+    MAX_CLIENTS = 16,
+    MAX_WINDOW = 1024,
+    BATCH = 1024,
+    TABLE_BITS = 22,
+};
+
+typedef struct svc_opts {
+    bool service; /* else intake only */
+    double seconds, rate;
+    int intakes, matchers, clients, in_flight;
+    const char *queue; /* NULL: every queue of the config */
+    const char *config;
+    double drain;    /* service: seconds to wait for claims after the load stops */
+    int concurrency; /* intake: functions.intake.concurrency of the generated config */
+    bool json;
+} svc_opts;
+
+/* ---- the ticket table ---------------------------------------------------------------- */
+
+typedef struct entry {
+    uint64_t key; /* first 16 hex digits of the ticket id; 0 = empty */
+    double created, claimed;
+} entry;
+
+typedef struct table {
+    pthread_mutex_t mu;
+    entry *s;
+    size_t mask;
+    long long claimed_pushes, pushes;
+} table;
+
+static uint64_t id_key(const char *id)
+{
+    uint64_t k = 0;
+    for (int i = 0; i < 16 && id[i]; i++) {
+        char c = id[i];
+        k = k << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+    }
+    return k ? k : 1;
+}
+
+static entry *table_at(table *t, const char *id)
+{
+    uint64_t k = id_key(id);
+    for (size_t i = k & t->mask;; i = (i + 1) & t->mask) {
+        if (t->s[i].key == k || t->s[i].key == 0) {
+            t->s[i].key = k;
+            return &t->s[i];
+        }
+    }
+}
+
+static double now_s(void)
+{
+    return (double)gf_clock_mono_ns() / 1e9;
+}
+
+static void on_status(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
+{
+    table *t = closure;
+    Gamefn__V1__TicketStatus *st = gamefn__v1__ticket_status__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
+    double now = now_s();
+    pthread_mutex_lock(&t->mu);
+    t->pushes++;
+    if (st && st->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED) {
+        entry *s = table_at(t, st->ticket_id);
+        if (s->claimed == 0) {
+            s->claimed = now;
+            t->claimed_pushes++;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    gamefn__v1__ticket_status__free_unpacked(st, NULL);
+    natsMsg_Destroy(m);
+}
+
+/* ---- load ------------------------------------------------------------------------------- */
+
+typedef struct load {
+    const svc_opts *o;
+    const char *url;
+    table *t;
+    int index;
+    double t_end;
+    const char *const *queues; /* names to spread tickets over */
+    const uint32_t *team_size;
+    size_t nqueues;
+    long long ok, errors, timeouts;
+    double *lat_us;
+    long long nlat;
+} load;
+
+/* One population ticket as a CreateTicketRequest. */
+static size_t pack_ticket(const load *l, const gf_match_ticket *pt, uint64_t serial,
+                          const char *queue, uint8_t *buf)
+{
+    size_t ndc = 0;
+    const gf_match_dc *dcs = gf_pop_datacenters(&ndc);
+    char key[48];
+    Gamefn__V1__PartyMember m[GF_POP_MAX_PARTY], *mp[GF_POP_MAX_PARTY];
+    Gamefn__V1__DatacenterPing p[GF_MATCH_MAX_DCS], *pp[GF_MATCH_MAX_DCS];
+    snprintf(key, sizeof key, "c%d-%llu", l->index, (unsigned long long)serial);
+    for (size_t i = 0; i < pt->players_len; i++) {
+        m[i] = (Gamefn__V1__PartyMember)GAMEFN__V1__PARTY_MEMBER__INIT;
+        m[i].player_id = (char *)(uintptr_t)pt->players[i].id;
+        m[i].rating = pt->players[i].skill;
+        m[i].sigma = pt->players[i].sigma;
+        mp[i] = &m[i];
+    }
+    for (size_t i = 0; i < pt->pings_len; i++) {
+        p[i] = (Gamefn__V1__DatacenterPing)GAMEFN__V1__DATACENTER_PING__INIT;
+        p[i].datacenter = (char *)(uintptr_t)dcs[pt->pings[i].dc].name;
+        p[i].ping_ms = (uint32_t)ceil(pt->pings[i].ms);
+        pp[i] = &p[i];
+    }
+    Gamefn__V1__CreateTicketRequest r = GAMEFN__V1__CREATE_TICKET_REQUEST__INIT;
+    r.idempotency_key = key;
+    r.queue = (char *)(uintptr_t)queue;
+    r.n_members = pt->players_len;
+    r.members = mp;
+    r.n_pings = pt->pings_len;
+    r.pings = pp;
+    return gamefn__v1__create_ticket_request__pack(&r, buf);
+}
+
+/* The next request of client l into buf: population tickets, a batch per party size
+ * (a queue's team size caps its parties), each ticket used once. */
+typedef struct source {
+    gf_pop_batch *batch[GF_POP_MAX_PARTY];
+    size_t used[GF_POP_MAX_PARTY];
+    uint64_t generated[GF_POP_MAX_PARTY]; /* batches made, per party size */
+    uint64_t serial;
+} source;
+
+static size_t next_request(load *l, source *src, uint8_t *buf)
+{
+    size_t q = (size_t)(src->serial % l->nqueues);
+    uint32_t party = l->team_size[q] < GF_POP_MAX_PARTY ? l->team_size[q] : GF_POP_MAX_PARTY;
+    int bi = (int)(party - 1);
+    if (!src->batch[bi] || src->used[bi] == BATCH) {
+        int64_t times[BATCH] = {0};
+        gf_pop_params pp = {.max_party = party};
+        gf_pop_batch_free(src->batch[bi]);
+        src->batch[bi] = NULL;
+        /* Disjoint serial ranges per client and party size: players never repeat. */
+        uint64_t first =
+            ((uint64_t)l->index << 48) | ((uint64_t)bi << 44) | (src->generated[bi]++ * BATCH);
+        gf_pop_generate(0x5eed, &pp, 0, first, times, BATCH, &src->batch[bi]);
+        src->used[bi] = 0;
+    }
+    const gf_match_ticket *pt = &src->batch[bi]->tickets[src->used[bi]++];
+    return pack_ticket(l, pt, src->serial++, l->queues[q], buf);
+}
+
+static void *client(void *arg)
+{
+    load *l = arg;
+    natsConnection *nc = NULL;
+    natsOptions *opts = NULL;
+    natsSubscription *sub = NULL;
+    source src = {0};
+    char prefix[64], subj[96];
+    double sent_at[MAX_WINDOW];
+    uint8_t buf[4096];
+    natsOptions_Create(&opts);
+    natsOptions_SetURL(opts, l->url);
+    natsOptions_SetSendAsap(opts, true);
+    natsStatus s = natsConnection_Connect(&nc, opts);
+    natsOptions_Destroy(opts);
+    if (s != NATS_OK)
+        return NULL;
+    snprintf(prefix, sizeof prefix, "_INBOX.svc%d", l->index);
+    snprintf(subj, sizeof subj, "%s.*", prefix);
+    natsConnection_SubscribeSync(&sub, nc, subj);
+    natsSubscription_SetPendingLimits(sub, -1, -1);
+    double per_client = l->o->rate > 0 ? l->o->rate / l->o->clients : 0, t0 = now_s();
+    long long sent = 0;
+    int outstanding = 0, window = l->o->in_flight;
+    for (;;) {
+        double now = now_s();
+        /* Send while the window and the pace allow. */
+        while (outstanding < window && now < l->t_end &&
+               (per_client == 0 || (double)sent < (now - t0) * per_client)) {
+            int slot = (int)(sent % window);
+            snprintf(subj, sizeof subj, "%s.%d", prefix, slot);
+            size_t len = next_request(l, &src, buf);
+            sent_at[slot] = now_s();
+            natsConnection_PublishRequest(nc, "gamefn.v1.ticket.create", subj, buf, (int)len);
+            sent++;
+            outstanding++;
+        }
+        if (outstanding == 0 && now >= l->t_end)
+            break;
+        natsMsg *m = NULL;
+        s = natsSubscription_NextMsg(&m, sub, outstanding ? 5000 : 1);
+        if (s == NATS_TIMEOUT && outstanding == 0)
+            continue;
+        if (s != NATS_OK) {
+            l->timeouts += outstanding;
+            break;
+        }
+        int slot = atoi(strrchr(natsMsg_GetSubject(m), '.') + 1);
+        const char *code = NULL;
+        double t = now_s();
+        if (natsMsgHeader_Get(m, "Nats-Service-Error-Code", &code) == NATS_OK) {
+            l->errors++;
+        } else {
+            Gamefn__V1__CreateTicketReply *r = gamefn__v1__create_ticket_reply__unpack(
+                NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
+            if (r) {
+                pthread_mutex_lock(&l->t->mu);
+                table_at(l->t, r->ticket_id)->created = t;
+                pthread_mutex_unlock(&l->t->mu);
+                gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
+            }
+            l->ok++;
+            if (slot >= 0 && slot < window)
+                l->lat_us[l->nlat++] = (t - sent_at[slot]) * 1e6;
+        }
+        natsMsg_Destroy(m);
+        outstanding--;
+    }
+    for (int i = 0; i < GF_POP_MAX_PARTY; i++)
+        gf_pop_batch_free(src.batch[i]);
+    natsSubscription_Destroy(sub);
+    natsConnection_Destroy(nc);
+    return NULL;
+}
+
+/* ---- the stack --------------------------------------------------------------------------- */
+
+static const char intake_config[] = "nats:\n  servers: [\"%s\"]\nlog:\n  level: warn\n"
+                                    "jetstream:\n  streams:\n"
+                                    "    - {name: AUDIT_TICKETS, mirror: KV_tickets}\n"
+                                    "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
+                                    "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
+                                    "  buckets:\n"
+                                    "    - {name: tickets, history: 5, ttl: 1h}\n"
+                                    "    - {name: players, history: 5}\n"
+                                    "    - {name: matches, history: 1, ttl: 1d}\n"
+                                    "functions:\n  intake:\n    concurrency: %d\n"
+                                    "  matcher:\n    matchmaking:\n"
+                                    "      datacenters:\n"
+                                    "        - {name: us-east, region: na}\n"
+                                    "        - {name: us-west, region: na}\n"
+                                    "        - {name: eu-west, region: eu}\n"
+                                    "        - {name: eu-central, region: eu}\n"
+                                    "        - {name: ap-northeast, region: asia}\n"
+                                    "        - {name: ap-southeast, region: asia}\n"
+                                    "        - {name: sa-east, region: sa}\n"
+                                    "        - {name: me-central, region: me}\n"
+                                    "      queues:\n        - {name: duel, shape: 1v1}\n";
+
+static char *binary(const char *name, char *buf, size_t size)
+{
+    const char *dir = getenv("GAMEFN_BUILD_DIR");
+    char self[512] = "";
+    if (!dir || !dir[0]) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[n > 0 ? n : 0] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash)
+            snprintf(slash, sizeof self - (size_t)(slash - self), "/..");
+        dir = self;
+    }
+    snprintf(buf, size, "%s/functions/%s/gamefn-%s", dir, name, name);
+    return buf;
+}
+
+typedef struct stack {
+    gf_natsd *srv;
+    char config[512];
+    gf_proc procs[MAX_PROCS];
+    int nprocs;
+    natsConnection *nc;
+    jsCtx *js;
+} stack;
+
+static int spawn(stack *s, const char *name, int i)
+{
+    char bin[640], inst[48], url[160];
+    snprintf(inst, sizeof inst, "%s-%d", name, i);
+    snprintf(url, sizeof url, "GAMEFN_NATS_URL=%s", gf_natsd_url(s->srv));
+    char log[640];
+    snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(s->srv), inst);
+    char *args[] = {binary(name, bin, sizeof bin), "--config", s->config, "--instance", inst, NULL};
+    char *env[] = {url, "GAMEFN_LOG_LEVEL=warn", NULL};
+    if (s->nprocs >= MAX_PROCS || gf_proc_spawn(&s->procs[s->nprocs], args, env, log) != 0)
+        return -1;
+    s->nprocs++;
+    /* Up once it answers $SRV.PING.<name>.<instance>. */
+    char subj[96];
+    snprintf(subj, sizeof subj, "$SRV.PING.%s.%s", name, inst);
+    for (int t = 0; t < 300; t++) {
+        natsMsg *m = NULL;
+        if (natsConnection_Request(&m, s->nc, subj, NULL, 0, 100) == NATS_OK) {
+            natsMsg_Destroy(m);
+            return 0;
+        }
+        gf_clock_sleep_ms(100); /* no responders comes back at once */
+    }
+    fprintf(stderr, "service: %s did not start\n", inst);
+    gf_proc_dump_log(&s->procs[s->nprocs - 1], 20);
+    return -1;
+}
+
+static void stack_free(stack *s)
+{
+    for (int i = 0; i < s->nprocs; i++) {
+        gf_proc_signal(&s->procs[i], SIGTERM);
+        gf_proc_wait(&s->procs[i], 10000);
+        gf_proc_cleanup(&s->procs[i]);
+    }
+    jsCtx_Destroy(s->js);
+    natsConnection_Destroy(s->nc);
+    gf_natsd_free(s->srv);
+}
+
+static uint64_t last_seq(jsCtx *js, const char *stream)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t n = 0;
+    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
+        n = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    return n;
+}
+
+/* Synchronous KV creates on one thread for `secs`: the baseline rate. */
+static double kv_sync_rate(jsCtx *js, double secs)
+{
+    kvStore *kv = NULL;
+    kvConfig kc;
+    char key[32];
+    long long n = 0;
+    kvConfig_Init(&kc);
+    kc.Bucket = "bench_baseline";
+    if (js_CreateKeyValue(&kv, js, &kc) != NATS_OK)
+        return 0;
+    double t0 = now_s(), t = t0;
+    for (; t - t0 < secs; t = now_s()) {
+        snprintf(key, sizeof key, "k%lld", n);
+        if (kvStore_Create(NULL, kv, key, "x", 1) == NATS_OK)
+            n++;
+    }
+    kvStore_Destroy(kv);
+    return (double)n / (t - t0);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const double *v, size_t n, double q)
+{
+    if (n == 0)
+        return 0;
+    long long i = (long long)ceil(q * (double)n) - 1;
+    return v[i < 0 ? 0 : ((size_t)i >= n ? n - 1 : (size_t)i)];
+}
+
+/* JSON has no infinity: -1 stands for "not claimed". */
+static double finite_or(double v)
+{
+    return isinf(v) ? -1 : v;
+}
+
+/* ---- runs --------------------------------------------------------------------------------- */
+
+static int parse(int argc, char **argv, bool service, svc_opts *o)
+{
+    static const struct option longopts[] = {
+        {"seconds", required_argument, NULL, 's'},
+        {"rate", required_argument, NULL, 'R'},
+        {"intakes", required_argument, NULL, 'i'},
+        {"matchers", required_argument, NULL, 'm'},
+        {"clients", required_argument, NULL, 'c'},
+        {"in-flight", required_argument, NULL, 'w'},
+        {"queue", required_argument, NULL, 'q'},
+        {"config", required_argument, NULL, 'f'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {"drain", required_argument, NULL, 'd'},
+        {"concurrency", required_argument, NULL, 'n'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (svc_opts){.service = service,
+                    .seconds = 5,
+                    .intakes = 1,
+                    .matchers = 1,
+                    .clients = 2,
+                    .in_flight = 32,
+                    .config = "config/gamefn.yaml",
+                    .drain = 2,
+                    .concurrency = 8};
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            o->seconds = atof(optarg);
+            break;
+        case 'R':
+            o->rate = atof(optarg);
+            break;
+        case 'i':
+            o->intakes = atoi(optarg);
+            break;
+        case 'm':
+            o->matchers = atoi(optarg);
+            break;
+        case 'c':
+            o->clients = atoi(optarg);
+            break;
+        case 'w':
+            o->in_flight = atoi(optarg);
+            break;
+        case 'q':
+            o->queue = optarg;
+            break;
+        case 'f':
+            o->config = optarg;
+            break;
+        case 'd':
+            o->drain = atof(optarg);
+            break;
+        case 'n':
+            o->concurrency = atoi(optarg);
+            break;
+        case 'j':
+            o->json = true;
+            break;
+        case 'h':
+            printf("usage: gamefn-bench %s [--seconds S] [--rate R] [--intakes N] %s"
+                   "[--clients C] [--in-flight W] %s[--json]\n",
+                   service ? "service" : "intake", service ? "[--matchers M] " : "",
+                   service ? "[--queue Q] [--config FILE] [--drain S] " : "[--concurrency K] ");
+            return 1;
+        default:
+            return -1;
+        }
+    }
+    if (o->seconds <= 0 || o->intakes < 1 || o->matchers < 0 || o->intakes + o->matchers > 30 ||
+        o->clients < 1 || o->clients > MAX_CLIENTS || o->in_flight < 1 ||
+        o->in_flight > MAX_WINDOW || o->rate < 0 || o->drain < 0 || o->drain > 60 ||
+        o->concurrency < 1 || o->concurrency > 64) {
+        fprintf(stderr, "gamefn-bench: option out of range\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* The queues tickets go to: --queue, every queue of the config (service), or "duel". */
+static size_t pick_queues(const svc_opts *o, const char **names, uint32_t *team_size)
+{
+    if (!o->service) {
+        names[0] = "duel";
+        team_size[0] = 1;
+        return 1;
+    }
+    static const struct {
+        const char *name;
+        uint32_t team;
+    } shipped[] = {{"1v1-sbmm", 1},     {"1v1-ping", 1},   {"1v1-hybrid", 1}, {"5v5-sbmm", 5},
+                   {"5v5-ping", 5},     {"5v5-hybrid", 5}, {"4v4v4-sbmm", 4}, {"4v4v4-ping", 4},
+                   {"4v4v4-hybrid", 4}, {"ffa16-sbmm", 1}, {"ffa16-ping", 1}, {"ffa16-hybrid", 1}};
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof shipped / sizeof shipped[0]; i++) {
+        if (o->queue && strcmp(o->queue, shipped[i].name) != 0)
+            continue;
+        names[n] = shipped[i].name;
+        team_size[n++] = shipped[i].team;
+    }
+    return n;
+}
+
+static int run(const svc_opts *o)
+{
+    stack st = {0};
+    table t = {.mask = ((size_t)1 << TABLE_BITS) - 1};
+    const char *queues[16];
+    uint32_t team_size[16];
+    size_t nq = pick_queues(o, queues, team_size);
+    if (nq == 0) {
+        fprintf(stderr, "service: unknown queue %s\n", o->queue);
+        return 2;
+    }
+    t.s = calloc(t.mask + 1, sizeof *t.s);
+    pthread_mutex_init(&t.mu, NULL);
+    if (!t.s || gf_natsd_start(NULL, &st.srv) != 0)
+        return 1;
+    if (o->service) {
+        snprintf(st.config, sizeof st.config, "%s", o->config);
+    } else {
+        snprintf(st.config, sizeof st.config, "%s/bench.yaml", gf_natsd_dir(st.srv));
+        FILE *f = fopen(st.config, "w");
+        if (!f)
+            return 1;
+        fprintf(f, intake_config, gf_natsd_url(st.srv), o->concurrency);
+        fclose(f);
+    }
+    natsConnection_ConnectTo(&st.nc, gf_natsd_url(st.srv));
+    natsConnection_JetStream(&st.js, st.nc, NULL);
+    int rc = 0;
+    for (int i = 0; i < o->intakes && rc == 0; i++)
+        rc = spawn(&st, "intake", i);
+    for (int i = 0; o->service && i < o->matchers && rc == 0; i++)
+        rc = spawn(&st, "matcher", i);
+    if (o->service && rc == 0)
+        rc = spawn(&st, "ticker", 0);
+    if (rc != 0) {
+        stack_free(&st);
+        return 1;
+    }
+    double baseline = kv_sync_rate(st.js, 2.0);
+    natsSubscription *status = NULL;
+    natsConnection *snc = NULL;
+    natsConnection_ConnectTo(&snc, gf_natsd_url(st.srv));
+    natsConnection_Subscribe(&status, snc, "gamefn.v1.ticket.status.>", on_status, &t);
+    natsSubscription_SetPendingLimits(status, -1, -1);
+    natsConnection_Flush(snc);
+
+    uint64_t w0 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
+                  last_seq(st.js, "KV_matches");
+    load loads[MAX_CLIENTS];
+    pthread_t th[MAX_CLIENTS];
+    double t0 = now_s();
+    for (int i = 0; i < o->clients; i++) {
+        loads[i] = (load){.o = o,
+                          .url = gf_natsd_url(st.srv),
+                          .t = &t,
+                          .index = i,
+                          .t_end = t0 + o->seconds,
+                          .queues = queues,
+                          .team_size = team_size,
+                          .nqueues = nq};
+        loads[i].lat_us = malloc(4000000 * sizeof(double));
+        pthread_create(&th[i], NULL, client, &loads[i]);
+    }
+    long long ok = 0, errors = 0, timeouts = 0;
+    size_t nlat = 0;
+    for (int i = 0; i < o->clients; i++) {
+        pthread_join(th[i], NULL);
+        ok += loads[i].ok;
+        errors += loads[i].errors;
+        timeouts += loads[i].timeouts;
+    }
+    double secs = now_s() - t0;
+    if (o->service)
+        gf_clock_sleep_ms((int64_t)(o->drain * 1000)); /* the last tickets' ticks */
+    double *lat = malloc((size_t)(ok ? ok : 1) * sizeof *lat);
+    for (int i = 0; i < o->clients; i++) {
+        memcpy(lat + nlat, loads[i].lat_us, (size_t)loads[i].nlat * sizeof *lat);
+        nlat += (size_t)loads[i].nlat;
+        free(loads[i].lat_us);
+    }
+    qsort(lat, nlat, sizeof *lat, cmp_d);
+    natsSubscription_Unsubscribe(status);
+    natsConnection_Flush(snc);
+    pthread_mutex_lock(&t.mu);
+    double *ttm = malloc((size_t)(ok ? ok : 1) * sizeof *ttm);
+    size_t nttm = 0, claimed_in_run = 0;
+    /* Over every ticket created: one never claimed counts as waiting forever, so the
+     * percentiles are not censored to the lucky ones. */
+    size_t nclaimed = 0;
+    for (size_t i = 0; i <= t.mask && ttm; i++) {
+        if (t.s[i].created > 0 && nttm < (size_t)ok) {
+            bool c = t.s[i].claimed > 0;
+            ttm[nttm++] = c ? fmax(0, t.s[i].claimed - t.s[i].created) * 1000 : INFINITY;
+            nclaimed += c;
+            claimed_in_run += c && t.s[i].claimed <= t0 + secs;
+        }
+    }
+    long long pushes = t.pushes;
+    pthread_mutex_unlock(&t.mu);
+    qsort(ttm, nttm, sizeof *ttm, cmp_d);
+    uint64_t w1 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
+                  last_seq(st.js, "KV_matches");
+    uint64_t matches = last_seq(st.js, "MATCHES");
+    double rate = (double)ok / secs;
+
+    printf("%s: %d intake(s)", o->service ? "service" : "intake", o->intakes);
+    if (!o->service)
+        printf(" x concurrency %d", o->concurrency);
+    if (o->service)
+        printf(", %d matcher(s), queue %s", o->matchers, o->queue ? o->queue : "all");
+    printf(", %d client(s) x %d in flight, rate %s, %.1f s\n", o->clients, o->in_flight,
+           o->rate > 0 ? "paced" : "open", secs);
+    printf("  tickets created      %lld (%.0f/s), errors %lld, timeouts %lld\n", ok, rate, errors,
+           timeouts);
+    printf("  create latency       p50 %.2f ms, p99 %.2f ms\n", pct(lat, nlat, 0.5) / 1000,
+           pct(lat, nlat, 0.99) / 1000);
+    if (o->service) {
+        printf("  claimed              %zu of %lld (%.0f/s during the run), matches %llu, "
+               "pushes %lld\n",
+               nclaimed, ok, (double)claimed_in_run / secs, (unsigned long long)matches, pushes);
+        printf("  time to match        p50 %.0f ms, p90 %.0f ms, p99 %.0f ms (create reply to "
+               "CLAIMED push; inf = not claimed within the run + %.0f s)\n",
+               pct(ttm, nttm, 0.5), pct(ttm, nttm, 0.9), pct(ttm, nttm, 0.99), o->drain);
+    }
+    printf("  KV writes per ticket %.2f\n", ok ? (double)(w1 - w0) / (double)ok : 0);
+    printf("  baseline             %.0f synchronous KV creates/s (one thread), ratio %.2f\n",
+           baseline, baseline > 0 ? rate / baseline : 0);
+    if (o->json) {
+        json_t *j = json_pack(
+            "{s:f,s:i,s:i,s:I,s:I,s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds", secs,
+            "intakes", o->intakes, "matchers", o->service ? o->matchers : 0, "tickets",
+            (json_int_t)ok, "errors", (json_int_t)(errors + timeouts), "tickets_per_s", rate,
+            "p50_create_ms", pct(lat, nlat, 0.5) / 1000, "p99_create_ms",
+            pct(lat, nlat, 0.99) / 1000, "claimed", (json_int_t)nclaimed, "claimed_per_s",
+            (double)claimed_in_run / secs, "p50_match_ms", finite_or(pct(ttm, nttm, 0.5)),
+            "p99_match_ms", finite_or(pct(ttm, nttm, 0.99)), "writes_per_ticket",
+            ok ? (double)(w1 - w0) / (double)ok : 0, "kv_sync_per_s", baseline, "ratio_to_sync_kv",
+            baseline > 0 ? rate / baseline : 0);
+        char *text = json_dumps(j, JSON_COMPACT);
+        printf("%s\n", text);
+        free(text);
+        json_decref(j);
+    }
+    free(lat);
+    free(ttm);
+    natsSubscription_Destroy(status);
+    natsConnection_Destroy(snc);
+    stack_free(&st);
+    free(t.s);
+    return errors + timeouts > 0 ? 3 : 0;
+}
+
+int gf_bench_intake(int argc, char **argv)
+{
+    svc_opts o;
+    int rc = parse(argc, argv, false, &o);
+    return rc != 0 ? (rc > 0 ? 0 : 2) : run(&o);
+}
+
+int gf_bench_service(int argc, char **argv)
+{
+    svc_opts o;
+    int rc = parse(argc, argv, true, &o);
+    return rc != 0 ? (rc > 0 ? 0 : 2) : run(&o);
+}

@@ -1,0 +1,108 @@
+/*
+ * mmstore.h — the matchmaking functions' one door to JetStream: the tickets, players and
+ * matches buckets (read, compare-and-set in batches), the Match publish, and status
+ * pushes.
+ *
+ * It is a seam. Every write the service makes is a compare-and-set (create-if-absent,
+ * update on a revision, delete on a revision) with one of three results: GF_OK (the new
+ * revision), GF_ERR_CONFLICT (the expectation no longer holds: re-read), anything else
+ * (the outcome is unknown: re-read before deciding). gf_mmstore_batch() runs a set of
+ * independent writes and fills each one's result; the callers never depend on how. The
+ * implementation behind it is synchronous KV calls today (gamefn/kv.h) and becomes the
+ * runtime's pipelined compare-and-set (gamefn/publish.h) without a caller changing.
+ *
+ * Ownership: gf_mmstore_open allocates, gf_mmstore_close frees; the connection and
+ * JetStream context are borrowed from the function. Values returned by get are
+ * malloc'd (caller frees). Threads: every call may be made from any thread.
+ */
+#ifndef GAMEFN_MMSTORE_H
+#define GAMEFN_MMSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/err.h"
+#include "gamefn/v1/match.pb-c.h"
+#include "gamefn/v1/ticket.pb-c.h"
+
+typedef enum gf_mm_bucket {
+    GF_MM_TICKETS = 0,
+    GF_MM_PLAYERS,
+    GF_MM_MATCHES,
+    GF_MM__BUCKETS
+} gf_mm_bucket;
+
+typedef enum gf_mm_op_kind {
+    GF_MM_CREATE = 1, /* write only if the key has no value (absent or deleted) */
+    GF_MM_UPDATE,     /* write only if the key's latest revision is `last` */
+    GF_MM_DELETE,     /* delete marker only if the key's latest revision is `last` */
+    GF_MM_PUBLISH,    /* a JetStream publish: `key` is the subject, `msg_id` its Nats-Msg-Id */
+} gf_mm_op_kind;
+
+typedef struct gf_mm_op {
+    gf_mm_op_kind kind;
+    gf_mm_bucket bucket;
+    const char *key;
+    uint64_t last; /* UPDATE, DELETE */
+    const void *data;
+    size_t len;
+    const char *msg_id; /* PUBLISH: required; a resend of the same id is stored once */
+    /* results */
+    gf_err err;   /* GF_OK, GF_ERR_CONFLICT, or unknown outcome */
+    uint64_t rev; /* GF_OK: the new revision */
+} gf_mm_op;
+
+typedef struct gf_mmstore gf_mmstore;
+
+/* Binds the three buckets (which must exist: provisioned from config). */
+gf_err gf_mmstore_open(natsConnection *nc, jsCtx *js, gf_mmstore **out);
+void gf_mmstore_close(gf_mmstore *s); /* NULL is fine */
+
+/* The key's current value and revision. GF_ERR_NOT_FOUND if absent or deleted. */
+gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **val, size_t *len,
+                      uint64_t *rev);
+
+/* One write; returns op->err. */
+gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op);
+
+/* Independent writes (and publishes), all at once; each op gets its own result.
+ * Returns GF_OK when every op got a definite answer (OK or CONFLICT), else the first
+ * other error. For a PUBLISH, GF_OK includes "already stored" (a duplicate Msg-Id). */
+gf_err gf_mmstore_batch(gf_mmstore *s, gf_mm_op *ops, size_t n);
+
+/* A JetStream publish with Nats-Msg-Id (retried inside the duplicate window with the
+ * same id it is stored once). GF_OK once stored (or already stored). */
+gf_err gf_mmstore_publish(gf_mmstore *s, const char *subject, const char *msg_id, const void *data,
+                          size_t len);
+
+/* A core publish of a TicketStatus on gamefn.v1.ticket.status.<ticket_id> (at most
+ * once: pushes are hints, ticket.get is the truth). */
+void gf_mmstore_push(gf_mmstore *s, const char *ticket_id, const void *data, size_t len);
+
+/* Pushes the status of `rec` as stored at `revision` (note: NULL or a detail
+ * replacing the reason's sentence). */
+void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, uint64_t revision,
+                            const char *note);
+
+/* Ends the claim of match `match_id` on one of its tickets: creates matches/<match_id> =
+ * ABORTED (reason, the ticket that caused it: may be NULL) unless an outcome exists, and
+ * returns in *out whatever outcome the match now has (ABORTED, this one or an earlier
+ * one; or COMMITTED: the match happened). Caller frees *out (gf_outcome_free).
+ * Errors: the outcome could not be learned (store error). */
+gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_reason,
+                              const char *ticket_id, const char *decided_by, int64_t now_ms,
+                              Gamefn__V1__MatchOutcome **out);
+
+/* Deletes players/<p> of every member of `rec` whose record still names rec's ticket
+ * (compare-and-set on the revision read; a record naming another ticket is left). */
+void gf_mmstore_clear_players(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec);
+
+/* Counters since open, for $SRV-style logs and benchmarks. */
+typedef struct gf_mmstore_stats {
+    long long reads, writes, conflicts, unknown, pushes, publishes;
+} gf_mmstore_stats;
+void gf_mmstore_stats_get(gf_mmstore *s, gf_mmstore_stats *out);
+
+#endif
