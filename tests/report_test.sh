@@ -173,5 +173,32 @@ run "$work/long"
 check "long run exits 0" test "$code" = 0
 check "long run 9 plots" test "$(count '<svg' "$work/long/report.html")" = 9
 
+# ---- damaged runs never crash it: each file cut short at several places, or with a line
+# of junk; every outcome is a report (0, 3) or a clear refusal (1), never a signal ---------
+"$synth" "$work/src" --seconds 5 --unhealthy
+n=0
+for f in summary.json check.json tickets.tsv matches.tsv queues.tsv fleet.tsv events.tsv lag.tsv; do
+  size=$(stat -c %s "$work/src/$f")
+  for cut in 1 7 $((size / 3)) $((size / 2 + 1)) $((size - 2)) junk; do
+    n=$((n + 1))
+    rm -rf "$work/dmg"
+    cp -r "$work/src" "$work/dmg"
+    if [ "$cut" = junk ]; then
+      printf '\x01\t\xff\x80{"\t-\t1e999\t\n\t\t\t\n' >>"$work/dmg/$f"
+    else
+      head -c "$cut" "$work/src/$f" >"$work/dmg/$f"
+    fi
+    run "$work/dmg"
+    case "$code" in
+      0 | 1 | 3) pass ;;
+      *) fail "$f cut at $cut: exit $code"; cat "$work/dmg.out" ;;
+    esac
+    if [ "$code" != 1 ] && ! grep -q '</html>' "$work/dmg/report.html"; then
+      fail "$f cut at $cut: exit $code without a whole report"
+    fi
+  done
+done
+check "damaged runs tried" test "$n" = 48
+
 echo "report_test: $passes passed, $fails failed"
 [ "$fails" = 0 ]
