@@ -167,6 +167,17 @@ check "failing gnuplot exits 3" test "$code" = 3
 check "failing gnuplot: plots not drawn" test "$(count 'Could not be drawn: ' "$work/badgnu.html")" = 9
 check "failing gnuplot: says what it said" grep -q 'exited with status 1: line 3: all wrong' "$work/badgnu.html"
 
+# ---- many queues: the 10 highest are drawn, and the caption says how many are not ---------
+"$synth" "$work/many" --seconds 5
+{
+  printf 't\tqueue\twaiting\n'
+  for t in 0 1 2; do for q in $(seq 1 15); do printf '%s\tq%s\t%s\n' "$t" "$q" "$q"; done; done
+} >"$work/many/queues.tsv"
+run "$work/many"
+check "many queues: 10 drawn" test "$(grep -o ">q[0-9]*<" "$work/many/report.html" | sort -u | wc -l)" = 10
+check "many queues: lowest left out" bash -c "! grep -q '>q5<' '$work/many/report.html'"
+check "many queues: caption" grep -q 'are drawn; 5 more are not.' "$work/many/report.html"
+
 # ---- a long run: bucketed time series (2 h in 8 s buckets) ---------------------------------
 "$synth" "$work/long" --seconds 7200
 run "$work/long"

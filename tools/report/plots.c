@@ -29,6 +29,7 @@ typedef struct series {
     gf_buf data;
     size_t n;
     double peak;
+    double weight; /* which series to keep when there are too many: peak, or samples */
 } series;
 
 typedef struct plot {
@@ -66,14 +67,15 @@ static void free_plot(plot *p)
     free(p);
 }
 
-static int by_peak(const void *a, const void *b)
+static int by_weight(const void *a, const void *b)
 {
     const series *x = *(const series *const *)a, *y = *(const series *const *)b;
-    return (x->peak < y->peak) - (x->peak > y->peak);
+    double wx = x->weight > 0 ? x->weight : x->peak, wy = y->weight > 0 ? y->weight : y->peak;
+    return (wx < wy) - (wx > wy);
 }
 
-/* Hides all but the MAX_DRAWN primary series with the highest peaks; returns how many
- * primaries it hid. */
+/* Hides all but the MAX_DRAWN primary series of most weight (else highest peak); returns
+ * how many primaries it hid. */
 static size_t keep_highest(plot *p)
 {
     series *order[MAX_SERIES];
@@ -83,7 +85,7 @@ static size_t keep_highest(plot *p)
             order[m++] = &p->s[i];
     if (m <= MAX_DRAWN)
         return 0;
-    qsort(order, m, sizeof order[0], by_peak);
+    qsort(order, m, sizeof order[0], by_weight);
     for (size_t i = MAX_DRAWN; i < m; i++)
         order[i]->hidden = true;
     for (size_t i = 0; i < p->n; i++)
@@ -214,6 +216,8 @@ static bool cdf_plot(const gf_run *run, gf_run_file f, const char *ka, const cha
         snprintf(title, sizeof title, "%s%s%s (%zu)", ca->keys[g[i].a], cb ? " " : "",
                  cb ? cb->keys[g[i].b] : "", g[i].n);
         series *s = add_series(p, title, "lines", (int)p->n + 1);
+        if (s)
+            s->weight = (double)g[i].n;
         size_t k = gf_stats_cdf(g[i].v, g[i].n, CDF_POINTS, xs, ys);
         for (size_t j = 0; j < k; j++)
             add_point(s, xs[j] < floor_x ? floor_x : xs[j], 100.0 * ys[j]);
@@ -383,6 +387,8 @@ static bool matches_plot(const gf_run *run, plot *p, gf_buf *b, char *why, size_
         for (size_t k = 0; k < bk.n; k++)
             add_point(s, (double)k * bk.width, count[r * bk.n + k] / bk.width);
         series *m = add_series(p, "", "points pt 7 ps 0.7", (int)r + 1);
+        if (!m)
+            continue;
         m->notitle = true;
         m->follows = line;
         for (size_t k = 0; k < bk.n; k++)
@@ -631,7 +637,9 @@ bool gf_plot_script(const gf_run *run, gf_plot_id id, gf_buf *script, char *why,
     if (ok) {
         size_t hidden = keep_highest(p);
         if (hidden)
-            snprintf(caption, capsize, "The %d with the highest peak are drawn; %zu more are not.",
+            snprintf(caption, capsize,
+                     "The %d largest (by peak, or by samples for a distribution) are drawn; "
+                     "%zu more are not.",
                      MAX_DRAWN, hidden);
         preamble(script);
         gf_buf_put(script, body.p, body.len);

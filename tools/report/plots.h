@@ -8,8 +8,8 @@
  *
  * Time series are drawn per second; a run longer than 30 minutes is drawn in wider
  * buckets (at most ~900): counts become rates over the bucket, sampled values its last
- * sample. A plot of many keys (queues, consumers) draws the 10 with the highest peak and
- * says how many it left out.
+ * sample. A plot of many keys (queues, consumers, modes x shapes) draws the 10 largest (by
+ * peak; a distribution by its samples) and says how many it left out.
  *
  * Titles come from KEY columns (tokens: no quote can break out of gnuplot's strings) and
  * fixed text; gnuplot's SVG escapes them for XML.
