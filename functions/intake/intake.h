@@ -38,16 +38,8 @@
 #include "gamefn/err.h"
 #include "gamefn/tickets/config.h"
 #include "gamefn/tickets/players.h"
+#include "intake_config.h"
 #include "mmstore.h"
-
-/* functions.intake */
-typedef struct intake_config {
-    int64_t concurrency;      /* request handlers at once per endpoint */
-    int64_t pending_grace_ms; /* gf_players_policy.pending_grace_ms */
-    int64_t max_match_ms;     /* gf_players_policy.max_match_ms */
-} intake_config;
-
-extern const gf_cfg_table intake_config_table;
 
 typedef struct intake_state {
     const intake_config *cfg;

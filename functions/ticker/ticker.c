@@ -35,35 +35,7 @@
 #include "gamefn/lease.h"
 #include "gamefn/log.h"
 #include "gamefn/tickets/config.h"
-
-typedef struct ticker_config {
-    int64_t interval_ms;
-    int64_t lease_ttl_ms;
-} ticker_config;
-
-static const gf_cfg_field ticker_fields[] = {
-    {.key = "interval",
-     .type = GF_CFG_DURATION,
-     .offset = offsetof(ticker_config, interval_ms),
-     .def = "250ms",
-     .min = 10,
-     .max = 60000,
-     .help = "time between two ticks of a tick group"},
-    {.key = "lease_ttl",
-     .type = GF_CFG_DURATION,
-     .offset = offsetof(ticker_config, lease_ttl_ms),
-     .def = "2s",
-     .min = 500,
-     .max = 600000,
-     .help = "the leader's lease: a stopped leader is replaced within this"},
-};
-
-static const gf_cfg_table ticker_config_table = {
-    .name = "ticker",
-    .size = sizeof(ticker_config),
-    .fields = ticker_fields,
-    .nfields = sizeof ticker_fields / sizeof ticker_fields[0],
-};
+#include "ticker_config.h"
 
 typedef struct ticker {
     const ticker_config *cfg;

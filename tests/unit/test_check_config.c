@@ -32,17 +32,19 @@ static gf_err check(const char *yaml, gf_config_error *err)
 
 #define MATCHER_OK                                                                                 \
     "  matcher:\n"                                                                                 \
-    "    datacenters: [{name: eu-west, region: eu}]\n"                                             \
-    "    queues:\n"                                                                                \
-    "      - {name: duel, mode: hybrid, shape: 1v1}\n"
+    "    matchmaking:\n"                                                                           \
+    "      datacenters: [{name: eu-west, region: eu}]\n"                                           \
+    "      queues:\n"                                                                              \
+    "        - {name: duel, mode: hybrid, shape: 1v1}\n"
 
-static void registry_knows_echo_and_matcher(void **state)
+static void registry_knows_every_function(void **state)
 {
+    static const char *const expected[] = {"echo", "intake", "ticker", "matcher"};
     size_t n = 0;
     const gf_config_section *s = gf_cli_functions(&n);
-    assert_int_equal(n, 2);
-    assert_string_equal(s[0].name, "echo");
-    assert_string_equal(s[1].name, "matcher");
+    assert_int_equal(n, sizeof expected / sizeof expected[0]);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(s[i].name, expected[i]);
     for (size_t i = 0; i < n; i++) {
         gf_config_error err;
         if (gf_config_table_check(s[i].table, &err) != GF_OK)
@@ -84,14 +86,16 @@ static const bad_case bad[] = {
     {"functions:\n  echo:\n    max_paylod: 1KiB\n", 3, 5, "functions.echo.max_paylod",
      "did you mean 'max_payload'"},
     {"functions:\n  echo: [1]\n", 2, 9, "functions.echo", "expected mapping"},
-    {"functions:\n" MATCHER_OK "      - {name: ffa, shape: 5v4}\n", 6, 28,
-     "functions.matcher.queues[1].shape", "'5v4' is not a shape"},
-    {"functions:\n  matcher:\n    queues: [{name: q, shape: 1v1}]\n", 3, 5,
-     "functions.matcher.datacenters", "required key is missing"},
+    {"functions:\n" MATCHER_OK "        - {name: ffa, shape: 5v4}\n", 7, 30,
+     "functions.matcher.matchmaking.queues[1].shape", "'5v4' is not a shape"},
+    {"functions:\n  matcher:\n    matchmaking:\n      queues: [{name: q, shape: 1v1}]\n", 4, 7,
+     "functions.matcher.matchmaking.datacenters", "required key is missing"},
+    {"functions:\n  intake:\n    concurrency: 0\n", 3, 18, "functions.intake.concurrency",
+     "out of range"},
     {"functions:\n  echo: {}\n  echoo: {}\n", 3, 3, "functions.echoo",
      "unknown function 'echoo' (did you mean 'echo'?)"},
     {"functions:\n  leaderboard: {}\n", 2, 3, "functions.leaderboard",
-     "unknown function 'leaderboard' (known: echo, matcher)"},
+     "unknown function 'leaderboard' (known: echo, intake, ticker, matcher)"},
     {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
 };
 
@@ -110,7 +114,7 @@ static void broken_sections_fail_where_they_are(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(registry_knows_echo_and_matcher),
+        cmocka_unit_test(registry_knows_every_function),
         cmocka_unit_test(good_sections_pass),
         cmocka_unit_test(shipped_config_passes),
         cmocka_unit_test(broken_sections_fail_where_they_are),

@@ -10,8 +10,10 @@
 
 /* X(section name, table symbol) */
 #define GF_CLI_FUNCTIONS(X)                                                                        \
-    X("echo", echo_config_table)        /* functions/echo/echo.c */                                \
-    X("matcher", gf_match_config_table) /* functions/matcher/engine/src/config_table.c */
+    X("echo", echo_config_table)     /* functions/echo/echo.c */                                   \
+    X("intake", intake_config_table) /* functions/intake/intake_config.c */                        \
+    X("ticker", ticker_config_table) /* functions/ticker/ticker_config.c */                        \
+    X("matcher", gf_mm_config_table) /* functions/tickets/src/config.c */
 
 #define DECLARE(name, table) extern const gf_cfg_table table;
 GF_CLI_FUNCTIONS(DECLARE)

@@ -1,0 +1,30 @@
+/*
+ * ticker_config.c — the table of the `functions.ticker` section.
+ */
+#include "ticker_config.h"
+
+#include <stddef.h>
+
+static const gf_cfg_field ticker_fields[] = {
+    {.key = "interval",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(ticker_config, interval_ms),
+     .def = "250ms",
+     .min = 10,
+     .max = 60000,
+     .help = "time between two ticks of a tick group"},
+    {.key = "lease_ttl",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(ticker_config, lease_ttl_ms),
+     .def = "2s",
+     .min = 500,
+     .max = 600000,
+     .help = "the leader's lease: a stopped leader is replaced within this"},
+};
+
+const gf_cfg_table ticker_config_table = {
+    .name = "ticker",
+    .size = sizeof(ticker_config),
+    .fields = ticker_fields,
+    .nfields = sizeof ticker_fields / sizeof ticker_fields[0],
+};
