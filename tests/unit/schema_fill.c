@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -348,40 +346,4 @@ uint64_t sf_rand(uint64_t *state)
     x ^= x << 17;
     *state = x;
     return x;
-}
-
-struct sf_guard {
-    uint8_t *base;
-    size_t size;  /* readable bytes */
-    size_t total; /* mapped bytes, guard page included */
-};
-
-sf_guard *sf_guard_new(size_t size)
-{
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    sf_guard *g = xcalloc(1, sizeof *g);
-    g->size = (size + page - 1) / page * page;
-    g->total = g->size + page;
-    void *p = mmap(NULL, g->total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    assert_true(p != MAP_FAILED);
-    g->base = p;
-    assert_int_equal(mprotect(g->base + g->size, page, PROT_NONE), 0);
-    return g;
-}
-
-const uint8_t *sf_guard_place(sf_guard *g, const void *data, size_t len)
-{
-    assert_true(len <= g->size);
-    uint8_t *p = g->base + g->size - len;
-    if (len > 0)
-        memcpy(p, data, len);
-    return p;
-}
-
-void sf_guard_free(sf_guard *g)
-{
-    if (g == NULL)
-        return;
-    munmap(g->base, g->total);
-    free(g);
 }

@@ -52,11 +52,4 @@ size_t sf_wrong_wire_type(const ProtobufCFieldDescriptor *fd, uint8_t *out);
 /* xorshift64: deterministic pseudo-random numbers for junk input. */
 uint64_t sf_rand(uint64_t *state);
 
-/* A readable region of `size` bytes followed by a PROT_NONE page. */
-typedef struct sf_guard sf_guard;
-sf_guard *sf_guard_new(size_t size);
-/* Copies len bytes so that they end exactly at the guard page; returns where. */
-const uint8_t *sf_guard_place(sf_guard *g, const void *data, size_t len);
-void sf_guard_free(sf_guard *g);
-
 #endif

@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "guard_page.h"
 #include "schema_fill.h"
 
 /* Every message of gamefn.v1, in .proto order. */
@@ -169,7 +170,7 @@ static void test_empty_messages(void **state)
 static void test_truncated_prefixes(void **state)
 {
     (void)state;
-    sf_guard *g = sf_guard_new(64 * 1024);
+    guard_page *g = guard_page_new(64 * 1024);
     for (size_t i = 0; i < N_MESSAGES; i++) {
         const ProtobufCMessageDescriptor *d = all_messages[i];
         for (unsigned variant = 0; variant < sf_variants(d); variant++) {
@@ -179,7 +180,7 @@ static void test_truncated_prefixes(void **state)
             bool *boundary = sf_field_boundaries(buf, len);
             size_t valid = 0, refused = 0;
             for (size_t k = 0; k <= len; k++) {
-                const uint8_t *p = sf_guard_place(g, buf, k);
+                const uint8_t *p = guard_page_place(g, buf, k);
                 ProtobufCMessage *u = protobuf_c_message_unpack(d, NULL, k, p);
                 if (boundary[k]) {
                     if (u == NULL)
@@ -201,7 +202,7 @@ static void test_truncated_prefixes(void **state)
             protobuf_c_message_free_unpacked(m, NULL);
         }
     }
-    sf_guard_free(g);
+    guard_page_free(g);
 }
 
 typedef struct junk_case {
@@ -234,17 +235,17 @@ static const junk_case must_fail[] = {
 static void test_junk_refused(void **state)
 {
     (void)state;
-    sf_guard *g = sf_guard_new(4096);
+    guard_page *g = guard_page_new(4096);
     for (size_t i = 0; i < N_MESSAGES; i++) {
         for (size_t c = 0; c < sizeof must_fail / sizeof must_fail[0]; c++) {
-            const uint8_t *p = sf_guard_place(g, must_fail[c].bytes, must_fail[c].len);
+            const uint8_t *p = guard_page_place(g, must_fail[c].bytes, must_fail[c].len);
             ProtobufCMessage *u =
                 protobuf_c_message_unpack(all_messages[i], NULL, must_fail[c].len, p);
             if (u != NULL)
                 fail_msg("%s accepted %s", all_messages[i]->name, must_fail[c].name);
         }
     }
-    sf_guard_free(g);
+    guard_page_free(g);
 }
 
 /* A known field sent with another wire type is refused (type confusion). The one
@@ -312,7 +313,7 @@ static void test_unknown_fields_ignored(void **state)
 static void test_random_input(void **state)
 {
     (void)state;
-    sf_guard *g = sf_guard_new(64 * 1024);
+    guard_page *g = guard_page_new(64 * 1024);
     uint64_t rng = 0x9e3779b97f4a7c15u;
     uint8_t junk[512];
     for (size_t i = 0; i < N_MESSAGES; i++) {
@@ -321,7 +322,7 @@ static void test_random_input(void **state)
             size_t len = sf_rand(&rng) % sizeof junk;
             for (size_t k = 0; k < len; k++)
                 junk[k] = (uint8_t)sf_rand(&rng);
-            const uint8_t *p = sf_guard_place(g, junk, len);
+            const uint8_t *p = guard_page_place(g, junk, len);
             protobuf_c_message_free_unpacked(protobuf_c_message_unpack(d, NULL, len, p), NULL);
         }
         ProtobufCMessage *m = sf_new(d, 0);
@@ -333,14 +334,14 @@ static void test_random_input(void **state)
             memcpy(copy, buf, len);
             for (int flips = 1 + (int)(sf_rand(&rng) % 3); flips > 0; flips--)
                 copy[sf_rand(&rng) % len] ^= (uint8_t)(1u << (sf_rand(&rng) % 8));
-            const uint8_t *p = sf_guard_place(g, copy, len);
+            const uint8_t *p = guard_page_place(g, copy, len);
             protobuf_c_message_free_unpacked(protobuf_c_message_unpack(d, NULL, len, p), NULL);
         }
         free(copy);
         free(buf);
         protobuf_c_message_free_unpacked(m, NULL);
     }
-    sf_guard_free(g);
+    guard_page_free(g);
 }
 
 /* ---- golden encodings from protobufjs 8.8.1 (schemas/compat/vectors.mjs) ---- */
