@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE /* getopt_long */
 #include <getopt.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,7 +37,7 @@
 enum { TICKETS_PER_MATCH = 2, MAX_ALLOCATORS = 8 };
 
 typedef struct run {
-    long matches, rate, servers, play_ms, allocators;
+    long matches, rate, servers, play_ms, allocators, max_in_flight;
     bool json;
     pthread_mutex_t lock;
     int64_t *published_ns; /* per match, mono */
@@ -124,6 +123,7 @@ static void usage(FILE *f)
                "  --servers S      simulated game servers in one datacenter (default 100)\n"
                "  --play MS        how long each simulated match lasts (default 200)\n"
                "  --allocators A   allocator instances, 1..8 (default 1)\n"
+               "  --max-in-flight N matches each allocator works on at once (default 16)\n"
                "  --json           print one JSON object as the last line of stdout\n");
 }
 
@@ -135,12 +135,18 @@ static int parse(int argc, char **argv, run *r)
         {"servers", required_argument, NULL, 's'},
         {"play", required_argument, NULL, 'p'},
         {"allocators", required_argument, NULL, 'a'},
+        {"max-in-flight", required_argument, NULL, 'M'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
-    *r = (run){.matches = 2000, .rate = 200, .servers = 100, .play_ms = 200, .allocators = 1};
+    *r = (run){.matches = 2000,
+               .rate = 200,
+               .servers = 100,
+               .play_ms = 200,
+               .allocators = 1,
+               .max_in_flight = 16};
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         long v = optarg ? strtol(optarg, NULL, 10) : 0;
@@ -160,6 +166,9 @@ static int parse(int argc, char **argv, run *r)
         case 'a':
             r->allocators = v;
             break;
+        case 'M':
+            r->max_in_flight = v;
+            break;
         case 'j':
             r->json = true;
             break;
@@ -173,20 +182,11 @@ static int parse(int argc, char **argv, run *r)
     }
     if (r->matches < 1 || r->matches > 1000000 || r->rate < 1 || r->servers < 1 ||
         r->servers > 10000 || r->play_ms < 0 || r->allocators < 1 ||
-        r->allocators > MAX_ALLOCATORS) {
+        r->allocators > MAX_ALLOCATORS || r->max_in_flight < 1 || r->max_in_flight > 1024) {
         usage(stderr);
         return -1;
     }
     return 0;
-}
-
-/* The build directory: this program is <build>/bench/gamefn-bench. */
-static void build_dir(char *buf, size_t size)
-{
-    char exe[1024];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    snprintf(buf, size, "%s", dirname(dirname(exe)));
 }
 
 /* Writes the tickets of every match, CLAIMED by it (what the matcher would do). */
@@ -307,7 +307,7 @@ int gf_bench_alloc(int argc, char **argv)
     gf_proc procs[1 + MAX_ALLOCATORS] = {{0}};
     size_t n_procs = 0;
     rc = 1;
-    build_dir(build, sizeof build);
+    gf_bench_build_dir(build, sizeof build);
     if (!r.published_ns || !r.done_ns || !r.assigned || !mkdtemp(dir) ||
         gf_natsd_start(NULL, &d) != 0)
         goto out;
@@ -319,7 +319,8 @@ int gf_bench_alloc(int argc, char **argv)
                            .log_level = "warn",
                            .backoff = "[5s, 15s, 30s]",
                            .deadline = "1500ms",
-                           .heartbeat = "2s"};
+                           .heartbeat = "5s", /* thousands of servers: 200 heartbeats/s per 1,000 */
+                           .max_in_flight = (int)r.max_in_flight};
     if (gf_simstack_write(&so, config, NULL) != 0 || gf_simstack_provision(build, config, log) != 0)
         goto out;
     for (long i = 0; i <= r.allocators; i++) {
@@ -347,7 +348,8 @@ int gf_bench_alloc(int argc, char **argv)
     natsSubscription_SetPendingLimits(sub, -1, -1);
     /* The fleet answers register once it is up: the simulator retries until then. */
     gf_gamesim_dc dcs[] = {{.name = "eu", .initial = (int)r.servers, .max = (int)r.servers}};
-    gf_gamesim_opts go = {.dcs = dcs, .n_dcs = 1, .play_ms = r.play_ms, .capacity = 2};
+    gf_gamesim_opts go = {
+        .dcs = dcs, .n_dcs = 1, .play_ms = r.play_ms, .capacity = 2, .workers = 8};
     if (gf_gamesim_start(nc, &go, &sim) != GF_OK)
         goto out;
     gf_gamesim_stats st;

@@ -17,10 +17,17 @@ static const struct subcommand subcommands[] = {
     {"match", gf_bench_match, "one matchmaking tick over a synthetic pool"},
     {"partitioned", gf_bench_partitioned, "events/s through a partitioned consumer vs raw"},
     {"intake", gf_bench_intake, "ticket.create requests per second through intake replicas"},
+    {"events", gf_bench_events,
+     "game events: producer to applied leaderboard effect vs raw, latency, catch-up"},
     {"service", gf_bench_service,
      "intake, ticker and matchers: tickets claimed per second, time to match"},
+    {"producer", gf_bench_producer, "events/s through the event producer library vs raw publish"},
     {"alloc", gf_bench_alloc,
      "allocation: Match published -> tickets ASSIGNED, with simulated servers"},
+    {"lag", gf_bench_lag, "the lag monitor's cost: consumer info, a poll, the gap observer"},
+    {"e2e", gf_bench_e2e,
+     "the whole service with simulated servers: tickets/s submit -> ASSIGNED, invariants"},
+    {"check", gf_bench_check, "gamefn check over a history of N tickets vs a raw read"},
 };
 
 static void usage(FILE *f)

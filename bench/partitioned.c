@@ -18,9 +18,7 @@
  *   nothing unacked and nothing redelivered, and the reports add up to --events.
  */
 #define _GNU_SOURCE /* getopt_long */
-#include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -107,7 +105,6 @@ static int parse(int argc, char **argv, popts *o)
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         long long lo = 1, hi = 0, x = 0;
-        char *end = NULL;
         switch (c) {
         case 'h':
             usage(stdout);
@@ -136,13 +133,8 @@ static int parse(int argc, char **argv, popts *o)
         default:
             return -1;
         }
-        errno = 0;
-        x = strtoll(optarg, &end, 10);
-        if (!*optarg || *end || errno || x < lo || x > hi) {
-            fprintf(stderr, "gamefn-bench partitioned: a value in %lld..%lld, got '%s'\n", lo, hi,
-                    optarg);
+        if (!gf_bench_integer("partitioned", optarg, lo, hi, &x))
             return -1;
-        }
         if (c == 'e')
             o->events = x;
         else if (c == 'k')
@@ -309,14 +301,6 @@ static int verify(jsCtx *js, long long events)
     return 0;
 }
 
-static void binary_next_to_me(char *buf, size_t size, const char *name)
-{
-    char self[1024];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 0] = '\0';
-    snprintf(buf, size, "%s/%s", dirname(self), name);
-}
-
 int gf_bench_partitioned(int argc, char **argv)
 {
     popts o;
@@ -367,7 +351,7 @@ int gf_bench_partitioned(int argc, char **argv)
     double raw16 = raw_partitioned_rate(js, &o);
 
     snprintf(config, sizeof config, "%s/bench.yaml", gf_natsd_dir(srv));
-    binary_next_to_me(bin, sizeof bin, "gamefn-bench-consumer");
+    gf_bench_near_me(bin, sizeof bin, "gamefn-bench-consumer");
     if (write_config(config, gf_natsd_url(srv), &o) != 0 ||
         natsConnection_Subscribe(&sub, nc, "bench.consumer.progress", on_progress, &prog) !=
             NATS_OK ||

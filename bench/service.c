@@ -39,16 +39,10 @@
 #include "gamefn/clock.h"
 #include "gamefn/v1/ticket.pb-c.h"
 #include "natsd.h"
-#include "population.h"
+#include "load.h"
 #include "proc.h"
 
-enum {
-    MAX_PROCS = 32,
-    MAX_CLIENTS = 16,
-    MAX_WINDOW = 1024,
-    BATCH = 1024,
-    TABLE_BITS = 22,
-};
+enum { MAX_PROCS = 32, TABLE_BITS = 22 };
 
 typedef struct svc_opts {
     bool service; /* else intake only */
@@ -60,219 +54,6 @@ typedef struct svc_opts {
     int concurrency; /* intake: functions.intake.concurrency of the generated config */
     bool json;
 } svc_opts;
-
-/* ---- the ticket table ---------------------------------------------------------------- */
-
-typedef struct entry {
-    uint64_t key; /* first 16 hex digits of the ticket id; 0 = empty */
-    double created, claimed;
-} entry;
-
-typedef struct table {
-    pthread_mutex_t mu;
-    entry *s;
-    size_t mask;
-    long long claimed_pushes, pushes;
-} table;
-
-static uint64_t id_key(const char *id)
-{
-    uint64_t k = 0;
-    for (int i = 0; i < 16 && id[i]; i++) {
-        char c = id[i];
-        k = k << 4 | (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);
-    }
-    return k ? k : 1;
-}
-
-static entry *table_at(table *t, const char *id)
-{
-    uint64_t k = id_key(id);
-    for (size_t i = k & t->mask;; i = (i + 1) & t->mask) {
-        if (t->s[i].key == k || t->s[i].key == 0) {
-            t->s[i].key = k;
-            return &t->s[i];
-        }
-    }
-}
-
-static double now_s(void)
-{
-    return (double)gf_clock_mono_ns() / 1e9;
-}
-
-static void on_status(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
-{
-    table *t = closure;
-    Gamefn__V1__TicketStatus *st = gamefn__v1__ticket_status__unpack(
-        NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
-    double now = now_s();
-    pthread_mutex_lock(&t->mu);
-    t->pushes++;
-    if (st && st->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED) {
-        entry *s = table_at(t, st->ticket_id);
-        if (s->claimed == 0) {
-            s->claimed = now;
-            t->claimed_pushes++;
-        }
-    }
-    pthread_mutex_unlock(&t->mu);
-    gamefn__v1__ticket_status__free_unpacked(st, NULL);
-    natsMsg_Destroy(m);
-}
-
-/* ---- load ------------------------------------------------------------------------------- */
-
-typedef struct load {
-    const svc_opts *o;
-    const char *url;
-    table *t;
-    int index;
-    double t_end;
-    const char *const *queues; /* names to spread tickets over */
-    const uint32_t *team_size;
-    size_t nqueues;
-    long long ok, errors, timeouts;
-    double *lat_us;
-    long long nlat;
-} load;
-
-/* One population ticket as a CreateTicketRequest. */
-static size_t pack_ticket(const load *l, const gf_match_ticket *pt, uint64_t serial,
-                          const char *queue, uint8_t *buf)
-{
-    size_t ndc = 0;
-    const gf_match_dc *dcs = gf_pop_datacenters(&ndc);
-    char key[48];
-    Gamefn__V1__PartyMember m[GF_POP_MAX_PARTY], *mp[GF_POP_MAX_PARTY];
-    Gamefn__V1__DatacenterPing p[GF_MATCH_MAX_DCS], *pp[GF_MATCH_MAX_DCS];
-    snprintf(key, sizeof key, "c%d-%llu", l->index, (unsigned long long)serial);
-    for (size_t i = 0; i < pt->players_len; i++) {
-        m[i] = (Gamefn__V1__PartyMember)GAMEFN__V1__PARTY_MEMBER__INIT;
-        m[i].player_id = (char *)(uintptr_t)pt->players[i].id;
-        m[i].rating = pt->players[i].skill;
-        m[i].sigma = pt->players[i].sigma;
-        mp[i] = &m[i];
-    }
-    for (size_t i = 0; i < pt->pings_len; i++) {
-        p[i] = (Gamefn__V1__DatacenterPing)GAMEFN__V1__DATACENTER_PING__INIT;
-        p[i].datacenter = (char *)(uintptr_t)dcs[pt->pings[i].dc].name;
-        p[i].ping_ms = (uint32_t)ceil(pt->pings[i].ms);
-        pp[i] = &p[i];
-    }
-    Gamefn__V1__CreateTicketRequest r = GAMEFN__V1__CREATE_TICKET_REQUEST__INIT;
-    r.idempotency_key = key;
-    r.queue = (char *)(uintptr_t)queue;
-    r.n_members = pt->players_len;
-    r.members = mp;
-    r.n_pings = pt->pings_len;
-    r.pings = pp;
-    return gamefn__v1__create_ticket_request__pack(&r, buf);
-}
-
-/* The next request of client l into buf: population tickets, a batch per party size
- * (a queue's team size caps its parties), each ticket used once. */
-typedef struct source {
-    gf_pop_batch *batch[GF_POP_MAX_PARTY];
-    size_t used[GF_POP_MAX_PARTY];
-    uint64_t generated[GF_POP_MAX_PARTY]; /* batches made, per party size */
-    uint64_t serial;
-} source;
-
-static size_t next_request(load *l, source *src, uint8_t *buf)
-{
-    size_t q = (size_t)(src->serial % l->nqueues);
-    uint32_t party = l->team_size[q] < GF_POP_MAX_PARTY ? l->team_size[q] : GF_POP_MAX_PARTY;
-    int bi = (int)(party - 1);
-    if (!src->batch[bi] || src->used[bi] == BATCH) {
-        int64_t times[BATCH] = {0};
-        gf_pop_params pp = {.max_party = party};
-        gf_pop_batch_free(src->batch[bi]);
-        src->batch[bi] = NULL;
-        /* Disjoint serial ranges per client and party size: players never repeat. */
-        uint64_t first =
-            ((uint64_t)l->index << 48) | ((uint64_t)bi << 44) | (src->generated[bi]++ * BATCH);
-        gf_pop_generate(0x5eed, &pp, 0, first, times, BATCH, &src->batch[bi]);
-        src->used[bi] = 0;
-    }
-    const gf_match_ticket *pt = &src->batch[bi]->tickets[src->used[bi]++];
-    return pack_ticket(l, pt, src->serial++, l->queues[q], buf);
-}
-
-static void *client(void *arg)
-{
-    load *l = arg;
-    natsConnection *nc = NULL;
-    natsOptions *opts = NULL;
-    natsSubscription *sub = NULL;
-    source src = {0};
-    char prefix[64], subj[96];
-    double sent_at[MAX_WINDOW];
-    uint8_t buf[4096];
-    natsOptions_Create(&opts);
-    natsOptions_SetURL(opts, l->url);
-    natsOptions_SetSendAsap(opts, true);
-    natsStatus s = natsConnection_Connect(&nc, opts);
-    natsOptions_Destroy(opts);
-    if (s != NATS_OK)
-        return NULL;
-    snprintf(prefix, sizeof prefix, "_INBOX.svc%d", l->index);
-    snprintf(subj, sizeof subj, "%s.*", prefix);
-    natsConnection_SubscribeSync(&sub, nc, subj);
-    natsSubscription_SetPendingLimits(sub, -1, -1);
-    double per_client = l->o->rate > 0 ? l->o->rate / l->o->clients : 0, t0 = now_s();
-    long long sent = 0;
-    int outstanding = 0, window = l->o->in_flight;
-    for (;;) {
-        double now = now_s();
-        /* Send while the window and the pace allow. */
-        while (outstanding < window && now < l->t_end &&
-               (per_client == 0 || (double)sent < (now - t0) * per_client)) {
-            int slot = (int)(sent % window);
-            snprintf(subj, sizeof subj, "%s.%d", prefix, slot);
-            size_t len = next_request(l, &src, buf);
-            sent_at[slot] = now_s();
-            natsConnection_PublishRequest(nc, "gamefn.v1.ticket.create", subj, buf, (int)len);
-            sent++;
-            outstanding++;
-        }
-        if (outstanding == 0 && now >= l->t_end)
-            break;
-        natsMsg *m = NULL;
-        s = natsSubscription_NextMsg(&m, sub, outstanding ? 5000 : 1);
-        if (s == NATS_TIMEOUT && outstanding == 0)
-            continue;
-        if (s != NATS_OK) {
-            l->timeouts += outstanding;
-            break;
-        }
-        int slot = atoi(strrchr(natsMsg_GetSubject(m), '.') + 1);
-        const char *code = NULL;
-        double t = now_s();
-        if (natsMsgHeader_Get(m, "Nats-Service-Error-Code", &code) == NATS_OK) {
-            l->errors++;
-        } else {
-            Gamefn__V1__CreateTicketReply *r = gamefn__v1__create_ticket_reply__unpack(
-                NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
-            if (r) {
-                pthread_mutex_lock(&l->t->mu);
-                table_at(l->t, r->ticket_id)->created = t;
-                pthread_mutex_unlock(&l->t->mu);
-                gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
-            }
-            l->ok++;
-            if (slot >= 0 && slot < window)
-                l->lat_us[l->nlat++] = (t - sent_at[slot]) * 1e6;
-        }
-        natsMsg_Destroy(m);
-        outstanding--;
-    }
-    for (int i = 0; i < GF_POP_MAX_PARTY; i++)
-        gf_pop_batch_free(src.batch[i]);
-    natsSubscription_Destroy(sub);
-    natsConnection_Destroy(nc);
-    return NULL;
-}
 
 /* ---- the stack --------------------------------------------------------------------------- */
 
@@ -384,28 +165,14 @@ static double kv_sync_rate(jsCtx *js, double secs)
     kc.Bucket = "bench_baseline";
     if (js_CreateKeyValue(&kv, js, &kc) != NATS_OK)
         return 0;
-    double t0 = now_s(), t = t0;
-    for (; t - t0 < secs; t = now_s()) {
+    double t0 = gf_load_now(), t = t0;
+    for (; t - t0 < secs; t = gf_load_now()) {
         snprintf(key, sizeof key, "k%lld", n);
         if (kvStore_Create(NULL, kv, key, "x", 1) == NATS_OK)
             n++;
     }
     kvStore_Destroy(kv);
     return (double)n / (t - t0);
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double pct(const double *v, size_t n, double q)
-{
-    if (n == 0)
-        return 0;
-    long long i = (long long)ceil(q * (double)n) - 1;
-    return v[i < 0 ? 0 : ((size_t)i >= n ? n - 1 : (size_t)i)];
 }
 
 /* JSON has no infinity: -1 stands for "not claimed". */
@@ -490,8 +257,8 @@ static int parse(int argc, char **argv, bool service, svc_opts *o)
         }
     }
     if (o->seconds <= 0 || o->intakes < 1 || o->matchers < 0 || o->intakes + o->matchers > 30 ||
-        o->clients < 1 || o->clients > MAX_CLIENTS || o->in_flight < 1 ||
-        o->in_flight > MAX_WINDOW || o->rate < 0 || o->drain < 0 || o->drain > 60 ||
+        o->clients < 1 || o->clients > GF_LOAD_MAX_CLIENTS || o->in_flight < 1 ||
+        o->in_flight > GF_LOAD_MAX_WINDOW || o->rate < 0 || o->drain < 0 || o->drain > 60 ||
         o->concurrency < 1 || o->concurrency > 64) {
         fprintf(stderr, "gamefn-bench: option out of range\n");
         return -1;
@@ -526,7 +293,7 @@ static size_t pick_queues(const svc_opts *o, const char **names, uint32_t *team_
 static int run(const svc_opts *o)
 {
     stack st = {0};
-    table t = {.mask = ((size_t)1 << TABLE_BITS) - 1};
+    gf_load_table t;
     const char *queues[16];
     uint32_t team_size[16];
     size_t nq = pick_queues(o, queues, team_size);
@@ -534,9 +301,7 @@ static int run(const svc_opts *o)
         fprintf(stderr, "service: unknown queue %s\n", o->queue);
         return 2;
     }
-    t.s = calloc(t.mask + 1, sizeof *t.s);
-    pthread_mutex_init(&t.mu, NULL);
-    if (!t.s || gf_natsd_start(NULL, &st.srv) != 0)
+    if (gf_load_table_init(&t, TABLE_BITS) != 0 || gf_natsd_start(NULL, &st.srv) != 0)
         return 1;
     if (o->service) {
         snprintf(st.config, sizeof st.config, "%s", o->config);
@@ -565,45 +330,29 @@ static int run(const svc_opts *o)
     natsSubscription *status = NULL;
     natsConnection *snc = NULL;
     natsConnection_ConnectTo(&snc, gf_natsd_url(st.srv));
-    natsConnection_Subscribe(&status, snc, "gamefn.v1.ticket.status.>", on_status, &t);
+    natsConnection_Subscribe(&status, snc, "gamefn.v1.ticket.status.>", gf_load_on_status, &t);
     natsSubscription_SetPendingLimits(status, -1, -1);
     natsConnection_Flush(snc);
 
     uint64_t w0 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
                   last_seq(st.js, "KV_matches");
-    load loads[MAX_CLIENTS];
-    pthread_t th[MAX_CLIENTS];
-    double t0 = now_s();
-    for (int i = 0; i < o->clients; i++) {
-        loads[i] = (load){.o = o,
-                          .url = gf_natsd_url(st.srv),
-                          .t = &t,
-                          .index = i,
-                          .t_end = t0 + o->seconds,
-                          .queues = queues,
-                          .team_size = team_size,
-                          .nqueues = nq};
-        loads[i].lat_us = malloc(4000000 * sizeof(double));
-        pthread_create(&th[i], NULL, client, &loads[i]);
-    }
-    long long ok = 0, errors = 0, timeouts = 0;
-    size_t nlat = 0;
-    for (int i = 0; i < o->clients; i++) {
-        pthread_join(th[i], NULL);
-        ok += loads[i].ok;
-        errors += loads[i].errors;
-        timeouts += loads[i].timeouts;
-    }
-    double secs = now_s() - t0;
+    gf_load_opts lo = {.url = gf_natsd_url(st.srv),
+                       .seconds = o->seconds,
+                       .rate = o->rate,
+                       .clients = o->clients,
+                       .in_flight = o->in_flight,
+                       .queues = queues,
+                       .team_size = team_size,
+                       .nqueues = nq};
+    gf_load_result lr;
+    double t0 = gf_load_now();
+    gf_load_run(&lo, &t, &lr);
+    long long ok = lr.ok, errors = lr.errors, timeouts = lr.timeouts;
+    double secs = lr.seconds;
     if (o->service)
         gf_clock_sleep_ms((int64_t)(o->drain * 1000)); /* the last tickets' ticks */
-    double *lat = malloc((size_t)(ok ? ok : 1) * sizeof *lat);
-    for (int i = 0; i < o->clients; i++) {
-        memcpy(lat + nlat, loads[i].lat_us, (size_t)loads[i].nlat * sizeof *lat);
-        nlat += (size_t)loads[i].nlat;
-        free(loads[i].lat_us);
-    }
-    qsort(lat, nlat, sizeof *lat, cmp_d);
+    const double *lat = lr.lat_us;
+    size_t nlat = (size_t)lr.nlat;
     natsSubscription_Unsubscribe(status);
     natsConnection_Flush(snc);
     pthread_mutex_lock(&t.mu);
@@ -622,7 +371,7 @@ static int run(const svc_opts *o)
     }
     long long pushes = t.pushes;
     pthread_mutex_unlock(&t.mu);
-    qsort(ttm, nttm, sizeof *ttm, cmp_d);
+    qsort(ttm, nttm, sizeof *ttm, gf_load_cmp_double);
     uint64_t w1 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
                   last_seq(st.js, "KV_matches");
     uint64_t matches = last_seq(st.js, "MATCHES");
@@ -637,15 +386,16 @@ static int run(const svc_opts *o)
            o->rate > 0 ? "paced" : "open", secs);
     printf("  tickets created      %lld (%.0f/s), errors %lld, timeouts %lld\n", ok, rate, errors,
            timeouts);
-    printf("  create latency       p50 %.2f ms, p99 %.2f ms\n", pct(lat, nlat, 0.5) / 1000,
-           pct(lat, nlat, 0.99) / 1000);
+    printf("  create latency       p50 %.2f ms, p99 %.2f ms\n", gf_load_pct(lat, nlat, 0.5) / 1000,
+           gf_load_pct(lat, nlat, 0.99) / 1000);
     if (o->service) {
         printf("  claimed              %zu of %lld (%.0f/s during the run), matches %llu, "
                "pushes %lld\n",
                nclaimed, ok, (double)claimed_in_run / secs, (unsigned long long)matches, pushes);
         printf("  time to match        p50 %.0f ms, p90 %.0f ms, p99 %.0f ms (create reply to "
                "CLAIMED push; inf = not claimed within the run + %.0f s)\n",
-               pct(ttm, nttm, 0.5), pct(ttm, nttm, 0.9), pct(ttm, nttm, 0.99), o->drain);
+               gf_load_pct(ttm, nttm, 0.5), gf_load_pct(ttm, nttm, 0.9),
+               gf_load_pct(ttm, nttm, 0.99), o->drain);
     }
     printf("  KV writes per ticket %.2f\n", ok ? (double)(w1 - w0) / (double)ok : 0);
     printf("  baseline             %.0f synchronous KV creates/s (one thread), ratio %.2f\n",
@@ -655,10 +405,10 @@ static int run(const svc_opts *o)
             "{s:f,s:i,s:i,s:I,s:I,s:f,s:f,s:f,s:I,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds", secs,
             "intakes", o->intakes, "matchers", o->service ? o->matchers : 0, "tickets",
             (json_int_t)ok, "errors", (json_int_t)(errors + timeouts), "tickets_per_s", rate,
-            "p50_create_ms", pct(lat, nlat, 0.5) / 1000, "p99_create_ms",
-            pct(lat, nlat, 0.99) / 1000, "claimed", (json_int_t)nclaimed, "claimed_per_s",
-            (double)claimed_in_run / secs, "p50_match_ms", finite_or(pct(ttm, nttm, 0.5)),
-            "p99_match_ms", finite_or(pct(ttm, nttm, 0.99)), "writes_per_ticket",
+            "p50_create_ms", gf_load_pct(lat, nlat, 0.5) / 1000, "p99_create_ms",
+            gf_load_pct(lat, nlat, 0.99) / 1000, "claimed", (json_int_t)nclaimed, "claimed_per_s",
+            (double)claimed_in_run / secs, "p50_match_ms", finite_or(gf_load_pct(ttm, nttm, 0.5)),
+            "p99_match_ms", finite_or(gf_load_pct(ttm, nttm, 0.99)), "writes_per_ticket",
             ok ? (double)(w1 - w0) / (double)ok : 0, "kv_sync_per_s", baseline, "ratio_to_sync_kv",
             baseline > 0 ? rate / baseline : 0);
         char *text = json_dumps(j, JSON_COMPACT);
@@ -666,12 +416,12 @@ static int run(const svc_opts *o)
         free(text);
         json_decref(j);
     }
-    free(lat);
+    free(lr.lat_us);
     free(ttm);
     natsSubscription_Destroy(status);
     natsConnection_Destroy(snc);
     stack_free(&st);
-    free(t.s);
+    gf_load_table_fini(&t);
     return errors + timeouts > 0 ? 3 : 0;
 }
 

@@ -36,7 +36,7 @@ declare -A owner=(
   [conn.h]=nats [kv.h]=nats [kv_watch.h]=nats [lease.h]=nats [publish.h]=nats
   [provision.h]=provision
   [srv.h]=discovery
-  [endpoint.h]=endpoints
+  [endpoint.h]=endpoints [fetch.h]=endpoints
   [function.h]=function
 )
 

@@ -11,6 +11,8 @@ PACKAGES=(
   cmake pkg-config make
   gcc libc6-dev    # libc6-dev: crt files and libc headers (a Recommends of gcc, so
                    # --no-install-recommends alone leaves the compiler unable to link)
+  g++             # examples/producer is C++ (the producer header used from C++), built
+                  # with everything: without it cmake stops at configure
   curl            # the local deploy and docs use the nats-server monitoring port
   openssl         # test_conn_auth makes its CA and certificates with the openssl tool
   gnuplot-nox     # gamefn-report draws the run report's plots with it (SVG terminal)

@@ -1,139 +1,112 @@
 #!/usr/bin/env bash
-# The main job on one machine: install what is missing, build, start a local
-# nats-server with JetStream, provision streams and buckets from config/, make the
-# join-token key pair (once), start every function and the simulated game servers
-# (gamefn-gamesim: two per datacenter, up to eight as the warm pool asks), and stop
-# everything cleanly on Ctrl-C or after --seconds N.
+# The main job on one machine: install what is missing, build what a run needs, start a
+# local nats-server with JetStream, provision every stream, consumer and bucket of
+# config/gamefn.yaml, start every function (N replicas each) under a small supervisor
+# that restarts a crashed one with backoff, drive it all with a simulated game for N
+# seconds (live progress on a terminal), then stop, check the invariants, write the
+# run's data and its HTML report, print a summary and the report's path.
 #
-# usage: deploy/local/run.sh [--seconds N] [--fresh] [--no-build] [--build-dir DIR] [--data DIR]
-#   --seconds N      run for N seconds, then stop (default: until Ctrl-C)
-#   --fresh          delete the local JetStream data first
-#   --no-build       use what is built already (no package check, no build)
-#   --build-dir DIR  where gamefn is built (default: build/)
-#   --data DIR       JetStream data, ports file and logs (default: deploy/local/data/)
+# usage: deploy/local/run.sh [options]
+#   --seconds N          simulated game length (default 60): one compressed day
+#   --replicas LIST      replicas per function, e.g. matcher=3,allocator=2 (default 1 each)
+#   --seed S             the simulated players' seed (default 1): same seed, same players
+#   --population LEVEL   low, mid (default) or high arrival rate
+#   --keep               leave the stack running after the run (prints how to use it)
+#   --stop               stop a stack left running with --keep (same --data)
+#   --fresh              delete the local JetStream data and keys first
+#   --no-build           use what is built already (no package check, no build)
+#   --build-dir DIR      where gamefn is built (default: build/)
+#   --data DIR           JetStream data, keys, logs (default: deploy/local/data/)
+#   --report-dir DIR     where run data and reports go (default: DATA/runs/)
+#   -h, --help           this text
 #
-# The local server has NO authentication and no TLS: any process of any local user
-# that reaches its loopback port can read and change everything in it. It is for one
+# Exit status: 0 the run completed and every invariant count is 0; 1 it failed or a
+# count is not 0; 2 bad usage; 3 another run is using the data directory; 130
+# interrupted (Ctrl-C: everything it started is stopped).
+#
+# The local server has NO authentication and no TLS: any process of any local user that
+# reaches its loopback port can read and change everything in it. It is for one
 # developer's machine. What this script writes (data, the ports file naming the port,
-# logs) is made readable by the invoking user only (umask 077).
+# logs) is readable by the invoking user only (umask 077).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
-seconds=0
+seconds=60
+replicas=""
+seed=1
+population=mid
+keep=0
+stop=0
 fresh=0
 build_it=1
 build="$root/build"
 data="$root/deploy/local/data"
+report_dir=""
+usage() { sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; }
+need() { [ $# -ge 2 ] && [ -n "$2" ] || { echo "run.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --seconds) seconds="${2:?--seconds needs a number}"; shift 2 ;;
+    --seconds) need "$@"; seconds="$2"; shift 2 ;;
+    --replicas) need "$@"; replicas="$2"; shift 2 ;;
+    --seed) need "$@"; seed="$2"; shift 2 ;;
+    --population) need "$@"; population="$2"; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --stop) stop=1; shift ;;
     --fresh) fresh=1; shift ;;
     --no-build) build_it=0; shift ;;
-    --build-dir) build="${2:?--build-dir needs a directory}"; shift 2 ;;
-    --data) data="${2:?--data needs a directory}"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    --build-dir) need "$@"; build="$2"; shift 2 ;;
+    --data) need "$@"; data="$2"; shift 2 ;;
+    --report-dir) need "$@"; report_dir="$2"; shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-case "$seconds" in ''|*[!0-9]*) echo "run.sh: --seconds takes a whole number" >&2; exit 2 ;; esac
+case "$seconds" in ''|*[!0-9]*|0) echo "run.sh: --seconds takes a whole number >= 1" >&2; exit 2 ;; esac
+case "$seed" in ''|*[!0-9]*) echo "run.sh: --seed takes a whole number" >&2; exit 2 ;; esac
+case "$population" in low|mid|high) ;; *) echo "run.sh: --population is low, mid or high" >&2; exit 2 ;; esac
 
 umask 077
-if [ "$build_it" = 1 ]; then
-  "$root/scripts/install-deps.sh"
-  echo "== building" >&2
-  "$root/scripts/build.sh" "$build" >/dev/null
+mkdir -p "$data"
+data="$(cd "$data" && pwd)"
+
+if [ "$stop" = 1 ]; then
+  [ -x "$build/tools/local/gamefn-local" ] || { echo "run.sh: nothing built in $build" >&2; exit 1; }
+  exec "$build/tools/local/gamefn-local" stop --data "$data"
 fi
 
-[ "$fresh" = 1 ] && rm -rf "$data"
-mkdir -p "$data/logs"
+# One run per data directory: the lock is held from here until everything this run
+# starts has stopped (gamefn-local takes it over, and keeps it while a --keep stack runs).
+exec 9>>"$data/run.lock"
+if ! flock -n 9; then
+  pid="" kept="" started=""
+  read -r pid kept started <"$data/run.pid" 2>/dev/null || true
+  note=""
+  [ "$kept" = 1 ] && note=", kept running with --keep"
+  echo "run.sh: another run is using $data (supervisor pid ${pid:-?}, started ${started:-?}$note)." >&2
+  echo "Stop it with: deploy/local/run.sh --stop --data $data   (or wait for it to end)" >&2
+  exit 3
+fi
 # Files an earlier run (or an older version of this script) left readable to others.
 chmod -R go-rwx "$data"
-rm -f "$data"/*.ports
-sed "s|@DATA@|$data|g" "$root/deploy/local/nats.conf.in" > "$data/nats.conf"
-
-pids=()
-names=()
-nats_pid=""
-stopping=0
-
-stop_all() {
-  [ "$stopping" = 1 ] && return
-  stopping=1
-  echo "== stopping" >&2
-  for i in "${!pids[@]}"; do kill -TERM "${pids[$i]}" 2>/dev/null || true; done
-  for i in "${!pids[@]}"; do
-    code=0
-    wait "${pids[$i]}" || code=$?
-    echo "   ${names[$i]} (pid ${pids[$i]}) exited with $code" >&2
-  done
-  if [ -n "$nats_pid" ]; then
-    kill -TERM "$nats_pid" 2>/dev/null || true
-    wait "$nats_pid" 2>/dev/null || true
-    echo "   nats-server (pid $nats_pid) stopped" >&2
-  fi
-}
-trap 'stop_all; exit 130' INT TERM
-trap 'stop_all' EXIT
-
-echo "== starting nats-server" >&2
-nats_server="$(command -v nats-server || echo /usr/sbin/nats-server)"
-"$nats_server" -c "$data/nats.conf" -l "$data/logs/nats-server.log" </dev/null >/dev/null 2>&1 &
-nats_pid=$!
-ports="$data/nats-server_${nats_pid}.ports"
-for _ in $(seq 1 100); do [ -s "$ports" ] && break; sleep 0.1; done
-[ -s "$ports" ] || { echo "nats-server did not start; see $data/logs/nats-server.log" >&2; exit 1; }
-url="$(sed -E 's/.*"nats":\["([^"]+)".*/\1/' "$ports")"
-monitor="$(sed -E 's/.*"monitoring":\["([^"]+)".*/\1/' "$ports")"
-for _ in $(seq 1 100); do curl -sf "$monitor/healthz?js-enabled-only=true" >/dev/null && break; sleep 0.1; done
-echo "   NATS at $url (monitoring $monitor); no authentication: local use only" >&2
-
-export GAMEFN_NATS_URL="$url"
-# config/gamefn.yaml names the join-token key files under deploy/local/data/keys; the
-# functions read a copy naming the ones of this data directory (--data).
-sed "s|deploy/local/data/keys/|$data/keys/|g" "$root/config/gamefn.yaml" > "$data/gamefn.yaml"
-export GAMEFN_CONFIG="$data/gamefn.yaml"
-echo "== provisioning JetStream from config/gamefn.yaml" >&2
-"$build/tools/gamefn" provision
-
-if [ ! -f "$data/keys/local.key" ]; then
-  echo "== making the join-token key pair ($data/keys)" >&2
-  mkdir -p "$data/keys"
-  "$build/tools/gamefn" keygen --key-id local --dir "$data/keys" >/dev/null
+if [ "$fresh" = 1 ]; then
+  echo "== --fresh: deleting the JetStream data, keys, logs and runs in $data" >&2
+  find "$data" -mindepth 1 -maxdepth 1 ! -name run.lock -exec rm -rf {} +
 fi
 
-echo "== starting functions" >&2
-for bin in "$build"/functions/*/gamefn-*; do
-  [ -x "$bin" ] || continue
-  name="$(basename "$bin")"
-  "$bin" >"$data/logs/$name.log" 2>&1 &
-  pids+=("$!")
-  names+=("$name")
-  echo "   $name (pid $!) logs: $data/logs/$name.log" >&2
-done
-
-# Simulated game servers and their orchestrator adapter, in every datacenter of
-# functions.fleet (PROTOCOL.md §8; docs/OPERATIONS.md "Game servers and orchestrator
-# adapters").
-dcs="$(sed -n '/^  fleet:/,/^  [a-z]*:$/s/.*{name: \([A-Za-z0-9_-]*\),.*/\1/p' "$GAMEFN_CONFIG" | sed 's/$/=2:8/' | paste -sd, -)"
-"$build/support/gamesim/gamefn-gamesim" --servers "$dcs" --play 20s \
-  >"$data/logs/gamefn-gamesim.log" 2>&1 &
-pids+=("$!")
-names+=("gamefn-gamesim")
-echo "   gamefn-gamesim (pid $!, servers $dcs) logs: $data/logs/gamefn-gamesim.log" >&2
-
-if [ "$seconds" -gt 0 ]; then
-  echo "== running for $seconds s" >&2
-  for ((s = 1; s <= seconds; s++)); do
-    sleep 1
-    for i in "${!pids[@]}"; do
-      kill -0 "${pids[$i]}" 2>/dev/null || { echo "${names[$i]} died; see its log" >&2; exit 1; }
-    done
-    printf '\r   %d/%d s' "$s" "$seconds" >&2
-  done
-  echo >&2
-else
-  echo "== running; Ctrl-C to stop" >&2
-  while true; do sleep 1; done
+if [ "$build_it" = 1 ]; then
+  # Only what a run needs: the optional packages (chromium, for the report's browser
+  # test) are the test suite's (tests/run.sh installs them).
+  GAMEFN_NO_OPTIONAL=1 "$root/scripts/install-deps.sh"
+  echo "== building what a local run needs ($build; the tests build with tests/run.sh)" >&2
+  cmake -S "$root" -B "$build" >/dev/null
+  cmake --build "$build" --target local-run -j "$(nproc)" >"$data/build.log" 2>&1 ||
+    { tail -n 40 "$data/build.log" >&2; echo "run.sh: build failed; see $data/build.log" >&2; exit 1; }
 fi
+[ -x "$build/tools/local/gamefn-local" ] ||
+  { echo "run.sh: $build has no gamefn-local; build it (drop --no-build)" >&2; exit 1; }
 
-echo "== report" >&2
-"$build/tools/gamefn" services
+args=(run --source "$root" --build "$build" --data "$data" --seconds "$seconds" --seed "$seed"
+      --population "$population" --lock-fd 9)
+[ -n "$replicas" ] && args+=(--replicas "$replicas")
+[ -n "$report_dir" ] && { mkdir -p "$report_dir"; args+=(--report-dir "$report_dir"); }
+[ "$keep" = 1 ] && args+=(--keep)
+exec "$build/tools/local/gamefn-local" "${args[@]}"

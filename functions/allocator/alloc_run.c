@@ -4,7 +4,8 @@
  *
  *   0. matches/<m> decided already (a redelivery)? COMMITTED: finish the ticket writes;
  *      ABORTED: return what is still claimed, free the server. Ack.
- *   1. fencing: every ticket still CLAIMED by m, else abort (TICKET_LOST).
+ *   1. fencing: every ticket still CLAIMED by m, else abort (TICKET_LOST); the claims'
+ *      lease already over (picked up late, from a backlog): abort (CLAIM_EXPIRED).
  *   2. a server: the one already ALLOCATED to m (a previous delivery took it), else a
  *      FREE fresh one by CAS, trying Match.datacenters best first, waiting for one
  *      until created + deadline; none: abort (NO_SERVER).
@@ -35,7 +36,7 @@
 #include "gamefn/tickets/record.h"
 #include "mmstore.h"
 
-enum { CANDIDATES = 8, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000 };
+enum { CANDIDATES = 4, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000, LATE_ROUNDS = 8 };
 
 typedef struct job {
     alloc_state *st;
@@ -216,32 +217,39 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
 }
 
 /* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
- * *err is set on a read failure. The records read are kept for the ticket writes. */
+ * *err is set on a read failure. Every ticket is read in one batch; the records are
+ * kept for the ticket writes. */
 static const char *fence(job *j, gf_err *err)
 {
-    *err = GF_OK;
-    j->read = calloc(j->am.n_tickets, sizeof *j->read);
-    j->read_rev = calloc(j->am.n_tickets, sizeof *j->read_rev);
-    for (size_t i = 0; i < j->am.n_tickets; i++) {
-        Gamefn__V1__TicketRecord *rec = NULL;
-        uint64_t rev = 0;
-        gf_err e = read_ticket(j, j->am.ticket_ids[i], &rec, &rev);
+    size_t n = j->am.n_tickets;
+    uint8_t **vals = calloc(n, sizeof *vals);
+    size_t *lens = calloc(n, sizeof *lens);
+    gf_err *errs = calloc(n, sizeof *errs);
+    const char *lost = NULL;
+    j->read = calloc(n, sizeof *j->read);
+    j->read_rev = calloc(n, sizeof *j->read_rev);
+    *err = vals && lens && errs && j->read && j->read_rev ? GF_OK : GF_ERR_NOMEM;
+    if (*err == GF_OK)
+        gf_mmstore_get_batch(j->st->store, GF_MM_TICKETS, (const char *const *)j->am.ticket_ids, n,
+                             vals, lens, j->read_rev, errs);
+    for (size_t i = 0; *err == GF_OK && i < n; i++) {
+        gf_err e = errs[i];
+        if (e == GF_OK)
+            e = gf_ticket_decode(vals[i], lens[i], j->am.ticket_ids[i], &j->read[i], NULL);
+        const Gamefn__V1__TicketRecord *rec = j->read[i];
         bool ours = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
                     rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
-        if (j->read && j->read_rev) {
-            j->read[i] = rec;
-            j->read_rev[i] = rev;
-        } else {
-            gf_ticket_free(rec);
-        }
-        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID) {
+        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID)
             *err = e;
-            return NULL;
-        }
-        if (!ours)
-            return j->am.ticket_ids[i];
+        else if (!ours && !lost)
+            lost = j->am.ticket_ids[i];
     }
-    return NULL;
+    for (size_t i = 0; vals && i < n; i++)
+        free(vals[i]);
+    free(vals);
+    free(lens);
+    free(errs);
+    return *err == GF_OK ? lost : NULL;
 }
 
 static void forget_reads(job *j)
@@ -269,8 +277,9 @@ static void release_server(job *j)
     fleet_candidates_free(&c, 1);
 }
 
-/* Tries the candidates of one datacenter; GF_OK with *out when one was taken. */
-static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
+/* Tries the candidates of one datacenter; GF_OK with *out when one was taken. *raced is
+ * set when a candidate was lost to another writer (it is skipped from then on). */
+static gf_err try_datacenter(job *j, const char *dc, fleet_written *out, bool *raced)
 {
     fleet_candidate c[CANDIDATES];
     int64_t now = gf_clock_unix_ms();
@@ -285,7 +294,10 @@ static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
         if (e == GF_OK) {
             fleet_mirror_note(j->st->mirror, c[i].key, out->revision, out->data, out->len);
             err = GF_OK;
-        } else if (e != GF_ERR_CONFLICT) {
+        } else if (e == GF_ERR_CONFLICT) {
+            fleet_mirror_superseded(j->st->mirror, c[i].key, c[i].revision);
+            *raced = true;
+        } else {
             gf_log_warn("server allocation write failed", "server=%s err=%s", c[i].key,
                         gf_err_str(e));
         }
@@ -294,7 +306,10 @@ static gf_err try_datacenter(job *j, const char *dc, fleet_written *out)
     return err;
 }
 
-/* Step 2. GF_ERR_NOT_FOUND when no server came free before the deadline. */
+/* Step 2. GF_ERR_NOT_FOUND when no server came free before the deadline. A lost race is
+ * not "none free": while candidates lose to other allocators the search goes on at
+ * once with the next ones, a few rounds past the deadline too (a backlogged allocator
+ * picks matches up late; it must not abort them while servers are free). */
 static gf_err take_server(job *j, fleet_written *out)
 {
     const Gamefn__V1__Match *m = j->am.m;
@@ -311,14 +326,17 @@ static gf_err take_server(job *j, fleet_written *out)
     }
     int64_t deadline = m->created_unix_ms + j->st->cfg->deadline_ms;
     uint64_t version = 0;
-    for (;;) {
+    for (int late_rounds = 0;;) {
+        bool raced = false;
         for (size_t d = 0; d < m->n_datacenters; d++)
-            if (try_datacenter(j, m->datacenters[d]->datacenter, out) == GF_OK)
+            if (try_datacenter(j, m->datacenters[d]->datacenter, out, &raced) == GF_OK)
                 return GF_OK;
         int64_t left = deadline - gf_clock_unix_ms();
-        if (left <= 0)
+        if (left <= 0 && (!raced || ++late_rounds > LATE_ROUNDS))
             return GF_ERR_NOT_FOUND;
         keep_alive(j);
+        if (raced)
+            continue; /* the losers are skipped now: try the next candidates */
         fleet_mirror_wait_change(j->st->mirror, &version,
                                  left < j->st->cfg->wait_slice_ms ? left
                                                                   : j->st->cfg->wait_slice_ms);
@@ -414,6 +432,14 @@ static gf_err allocate(job *j)
         if (err == GF_OK && lost)
             err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_TICKET_LOST,
                                lost, &o);
+        else if (err == GF_OK && m->claim_expires_unix_ms > 0 &&
+                 gf_clock_unix_ms() >= m->claim_expires_unix_ms)
+            /* Picked up after its claims' lease (a backlog): a matcher may be aborting it
+             * right now and matching its tickets again. Do what it would (PROTOCOL.md
+             * §7: an allocator does not start a match it cannot commit within the lease)
+             * instead of taking a server for it: cheap work that drains a backlog. */
+            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED,
+                               NULL, &o);
     }
     if (err == GF_OK && !o) {
         pause_at(j, "fenced");

@@ -40,6 +40,7 @@ static void on_entry(kvEntry *e, void *arg)
     const char *key = kvEntry_Key(e);
     uint64_t rev = kvEntry_Revision(e);
     pthread_mutex_lock(&m->lock);
+    uint64_t before = fleet_table_version(m->table);
     if (kvEntry_Operation(e) == kvOp_Put) {
         if (fleet_table_put(m->table, key, rev, kvEntry_Value(e), (size_t)kvEntry_ValueLen(e)) ==
             GF_ERR_INVALID)
@@ -48,7 +49,8 @@ static void on_entry(kvEntry *e, void *arg)
     } else {
         fleet_table_delete(m->table, key, rev);
     }
-    pthread_cond_broadcast(&m->changed);
+    if (fleet_table_version(m->table) != before) /* a server came free: wake the waiters */
+        pthread_cond_broadcast(&m->changed);
     pthread_mutex_unlock(&m->lock);
 }
 
@@ -139,11 +141,36 @@ void fleet_mirror_note(fleet_mirror *m, const char *key, uint64_t rev, const uin
                        size_t len)
 {
     pthread_mutex_lock(&m->lock);
+    uint64_t before = fleet_table_version(m->table);
     if (data)
         fleet_table_put(m->table, key, rev, data, len);
     else
         fleet_table_delete(m->table, key, rev);
-    pthread_cond_broadcast(&m->changed);
+    if (fleet_table_version(m->table) != before)
+        pthread_cond_broadcast(&m->changed);
+    pthread_mutex_unlock(&m->lock);
+}
+
+bool fleet_mirror_copy(fleet_mirror *m, const char *key, uint64_t *rev, uint8_t **data, size_t *len)
+{
+    bool got = false;
+    *data = NULL;
+    pthread_mutex_lock(&m->lock);
+    const fleet_entry *e = fleet_table_get(m->table, key);
+    if (e && !e->superseded && (*data = malloc(e->len ? e->len : 1)) != NULL) {
+        memcpy(*data, e->data, e->len);
+        *len = e->len;
+        *rev = e->revision;
+        got = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return got;
+}
+
+void fleet_mirror_superseded(fleet_mirror *m, const char *key, uint64_t rev)
+{
+    pthread_mutex_lock(&m->lock);
+    fleet_table_superseded(m->table, key, rev);
     pthread_mutex_unlock(&m->lock);
 }
 

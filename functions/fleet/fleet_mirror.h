@@ -14,7 +14,7 @@
  * fleet_mirror_note() so they do not pick the same record twice.
  *
  * Threads: one watcher thread owns the watcher; every other call may come from any
- * thread (one mutex around the table; a condition variable signals changes).
+ * thread (one mutex around the table; a condition variable signals a server come free).
  * Ownership: start allocates, stop joins the thread and frees everything. The
  * natsConnection and jsCtx are borrowed and must outlive the mirror.
  */
@@ -49,8 +49,20 @@ bool fleet_mirror_wait_ready(fleet_mirror *m, int64_t timeout_ms);
 void fleet_mirror_note(fleet_mirror *m, const char *key, uint64_t rev, const uint8_t *data,
                        size_t len);
 
-/* Waits until the table changes after *version (or timeout_ms passes); updates
- * *version. Returns true if it changed. *version = 0 gets the current version. */
+/* A compare-and-set on `key` at `rev` lost: skip that record until its newer revision
+ * arrives (fleet_table_superseded). */
+void fleet_mirror_superseded(fleet_mirror *m, const char *key, uint64_t rev);
+
+/* A copy of the packed record the mirror holds for `key` (malloc'd into *data, its
+ * revision in *rev): false when it holds none, or only one a lost compare-and-set showed
+ * to be superseded. */
+bool fleet_mirror_copy(fleet_mirror *m, const char *key, uint64_t *rev, uint8_t **data,
+                       size_t *len);
+
+/* Waits until a server became FREE after *version (fleet_table_version), or timeout_ms
+ * passed; updates *version. Returns true if one did. *version = 0 gets the current
+ * version. Only such changes wake the waiters: heartbeats of servers that stay FREE,
+ * allocations and deletes do not (many allocator workers wait at once under load). */
 bool fleet_mirror_wait_change(fleet_mirror *m, uint64_t *version, int64_t timeout_ms);
 
 /* fleet_table calls, under the mirror's lock. `fn` must not call back into the mirror. */

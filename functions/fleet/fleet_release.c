@@ -6,7 +6,8 @@
  * - A player's record (players/<player_id>) names the player's one active ticket. It
  *   is deleted here only while it still names one of this allocation's tickets, by
  *   compare-and-set on the revision read: a player who already queued again (a new
- *   ticket, a new record) keeps the new record.
+ *   ticket, a new record) keeps the new record. The match's records are read in one
+ *   batch and deleted in one (gf_mmstore_release_players).
  * - A server removed while allocated may have a match that was never committed (the
  *   allocator took the server, then the server died). The rule of the commit record
  *   applies (docs/MATCHMAKING.md): whoever takes a match away creates
@@ -23,7 +24,6 @@
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/tickets/outcome.h"
-#include "gamefn/tickets/players.h"
 #include "mmstore.h"
 
 static char **copy_ids(char *const *ids, size_t n)
@@ -74,46 +74,11 @@ void fleet_released_fini(fleet_released *r)
     memset(r, 0, sizeof *r);
 }
 
-static bool has_ticket(const fleet_released *r, const char *ticket_id)
-{
-    for (size_t i = 0; ticket_id && i < r->n_tickets; i++)
-        if (strcmp(r->tickets[i], ticket_id) == 0)
-            return true;
-    return false;
-}
-
-/* Deletes players/<player_id> if it still names one of r's tickets. */
-static gf_err release_player(fleet_state *st, const fleet_released *r, const char *player_id)
-{
-    for (int attempt = 0; attempt < 3; attempt++) {
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        uint64_t rev = 0;
-        Gamefn__V1__PlayerMatchRecord *rec = NULL;
-        gf_err err = gf_mmstore_get(st->store, GF_MM_PLAYERS, player_id, &buf, &len, &rev);
-        if (err == GF_ERR_NOT_FOUND)
-            return GF_OK;
-        bool ours = err == GF_OK && gf_players_decode(buf, len, player_id, &rec, NULL) == GF_OK &&
-                    has_ticket(r, rec->ticket_id);
-        gf_players_free(rec);
-        free(buf);
-        if (err != GF_OK || !ours)
-            return err; /* a read failure, or the player has moved on to another ticket */
-        gf_mm_op op = {
-            .kind = GF_MM_DELETE, .bucket = GF_MM_PLAYERS, .key = player_id, .last = rev};
-        err = gf_mmstore_write(st->store, &op);
-        if (err != GF_ERR_CONFLICT)
-            return err;
-    }
-    return GF_ERR_CONFLICT;
-}
-
 void fleet_release_finished(fleet_state *st, const fleet_released *r)
 {
-    size_t failed = 0;
-    for (size_t i = 0; i < r->n_players; i++)
-        if (release_player(st, r, r->players[i]) != GF_OK)
-            failed++;
+    size_t failed =
+        gf_mmstore_release_players(st->store, (const char *const *)r->players, r->n_players,
+                                   (const char *const *)r->tickets, r->n_tickets);
     if (failed)
         gf_log_warn("some players of a finished match not released", "match=%s failed=%zu",
                     r->match_id, failed);

@@ -3,10 +3,11 @@
  *
  * Design notes: every request is size-checked, decoded and validated before the KV
  * is touched, so a bad request changes nothing. Writes go through fleet_store_change
- * (CAS, retried on a lost race); what an allocation held is copied out inside the
- * transition, so the players can be released after the write from what it replaced.
- * Every write is fed to the mirror at once, so this instance's sweep and warm pool
- * see it before the watcher does.
+ * (CAS, retried on a lost race), register and heartbeat starting from the mirror's copy
+ * of the record instead of a read (a copy that is behind costs a lost race and a read); what an
+ * allocation held is copied out inside the transition, so the players can be released after the
+ * write from what it replaced. Every write is fed to the mirror at once, so this instance's sweep
+ * and warm pool see it before the watcher does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,20 @@ static gf_err store_failed(gf_reply *reply, gf_err err, const fleet_problem *p, 
                   err == GF_ERR_CONFLICT ? "record busy; retry" : "fleet store unavailable; retry");
 }
 
+/* The mirror's copy of `key`: the first guess of a read-modify-write, which saves the
+ * read (a heartbeat, most requests, is then one write). Empty when the mirror has none. */
+static void mirror_guess(fleet_state *st, const char *key, fleet_written *g)
+{
+    uint64_t rev = 0;
+    uint8_t *data = NULL;
+    size_t len = 0;
+    fleet_problem ignored = {0};
+    memset(g, 0, sizeof *g);
+    if (fleet_mirror_copy(st->mirror, key, &rev, &data, &len) &&
+        fleet_written_take(rev, data, len, key, g, &ignored) != GF_OK)
+        fleet_written_fini(g);
+}
+
 size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs)
 {
     size_t n = 0;
@@ -116,7 +131,10 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     }
     fleet_key(req->datacenter, req->server_id, key);
     register_ctx ctx = {.req = req, .st = st, .now = gf_clock_unix_ms()};
-    err = fleet_store_change(st->fleet_kv, key, change_register, &ctx, &w, &p);
+    fleet_written guess;
+    mirror_guess(st, key, &guess);
+    err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
+    fleet_written_fini(&guess);
     if (err != GF_OK) {
         err = store_failed(reply, err, &p, key);
         goto out;
@@ -186,7 +204,10 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     ctx.req = req;
     ctx.st = st;
     ctx.now = gf_clock_unix_ms();
-    err = fleet_store_change(st->fleet_kv, key, change_heartbeat, &ctx, &w, &p);
+    fleet_written guess;
+    mirror_guess(st, key, &guess);
+    err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, &ctx, &w, &p);
+    fleet_written_fini(&guess);
     if (err != GF_OK) {
         err = store_failed(reply, err, &p, key);
         goto out;

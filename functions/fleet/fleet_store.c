@@ -1,6 +1,8 @@
 /* fleet_store.c — fleet records in KV by compare-and-set (see fleet_store.h). */
 #include "fleet_store.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,26 @@ void fleet_written_fini(fleet_written *w)
     memset(w, 0, sizeof *w);
 }
 
+gf_err fleet_written_take(uint64_t rev, uint8_t *data, size_t len, const char *key,
+                          fleet_written *out, fleet_problem *p)
+{
+    memset(out, 0, sizeof *out);
+    out->revision = rev;
+    out->data = data;
+    out->len = len;
+    out->rec = gamefn__v1__server_record__unpack(NULL, len, data);
+    gf_err checked = GF_ERR_INVALID;
+    if (out->rec)
+        checked = fleet_check_record(out->rec, p);
+    else
+        snprintf(p->text, sizeof p->text, "stored record %s does not decode", key);
+    if (checked != GF_OK) {
+        fleet_written_fini(out);
+        out->revision = rev; /* so a writer can replace it */
+    }
+    return checked;
+}
+
 gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_problem *p)
 {
     kvEntry *e = NULL;
@@ -27,27 +49,15 @@ gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_p
     if (err != GF_OK)
         return err;
     size_t len = (size_t)kvEntry_ValueLen(e);
-    out->revision = kvEntry_Revision(e);
-    out->data = malloc(len ? len : 1);
-    if (!out->data) {
+    uint64_t rev = kvEntry_Revision(e);
+    uint8_t *data = malloc(len ? len : 1);
+    if (!data) {
         kvEntry_Destroy(e);
         return GF_ERR_NOMEM;
     }
-    memcpy(out->data, kvEntry_Value(e), len);
-    out->len = len;
+    memcpy(data, kvEntry_Value(e), len);
     kvEntry_Destroy(e);
-    out->rec = gamefn__v1__server_record__unpack(NULL, len, out->data);
-    gf_err checked = GF_ERR_INVALID;
-    if (out->rec)
-        checked = fleet_check_record(out->rec, p);
-    else
-        snprintf(p->text, sizeof p->text, "stored record %s does not decode", key);
-    if (checked != GF_OK) {
-        uint64_t rev = out->revision;
-        fleet_written_fini(out);
-        out->revision = rev; /* so a writer can replace it */
-    }
-    return checked;
+    return fleet_written_take(rev, data, len, key, out, p);
 }
 
 gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
@@ -75,18 +85,31 @@ gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRec
     return GF_OK;
 }
 
-gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
-                          fleet_written *out, fleet_problem *p)
+gf_err fleet_store_change_from(kvStore *kv, const char *key, fleet_written *guess,
+                               fleet_change_fn change, void *arg, fleet_written *out,
+                               fleet_problem *p)
 {
     for (int attempt = 0; attempt < CHANGE_ATTEMPTS; attempt++) {
-        fleet_written cur;
+        fleet_written cur = {0};
         fleet_next next;
-        gf_err err = fleet_store_get(kv, key, &cur, p);
+        gf_err err = GF_OK;
+        bool guessed = attempt == 0 && guess && guess->revision && guess->rec;
+        if (guessed) {
+            cur = *guess; /* taken over */
+            memset(guess, 0, sizeof *guess);
+        } else {
+            err = fleet_store_get(kv, key, &cur, p);
+        }
         if (err != GF_OK && err != GF_ERR_NOT_FOUND && err != GF_ERR_INVALID)
             return err;
         /* A missing record, or one that is not a valid record (replaced by CAS on its
          * revision, which fleet_store_get kept): the transition sees NULL. */
         err = change(cur.rec, arg, &next, p);
+        if (err != GF_OK && guessed) { /* refused on the copy, which may be behind: read */
+            fleet_written_fini(&cur);
+            *p = (fleet_problem){0};
+            continue;
+        }
         if (err != GF_OK) { /* the transition refused: no retry */
             fleet_written_fini(&cur);
             return err;
@@ -97,6 +120,12 @@ gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, 
             return err;
     }
     return GF_ERR_CONFLICT;
+}
+
+gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
+                          fleet_written *out, fleet_problem *p)
+{
+    return fleet_store_change_from(kv, key, NULL, change, arg, out, p);
 }
 
 static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,

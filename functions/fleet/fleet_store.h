@@ -48,6 +48,20 @@ typedef gf_err (*fleet_change_fn)(const Gamefn__V1__ServerRecord *old, void *arg
 gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
                           fleet_written *out, fleet_problem *p);
 
+/* The same, starting from a guess of the current record instead of a read: `guess`
+ * (taken over and cleared; its revision 0 or its record NULL = no guess) is what a copy
+ * of the bucket holds, e.g. the fleet mirror's. The first attempt writes on its revision
+ * without reading the key; if the copy was behind, that write loses its race and the
+ * loop reads the key as usual. */
+gf_err fleet_store_change_from(kvStore *kv, const char *key, fleet_written *guess,
+                               fleet_change_fn change, void *arg, fleet_written *out,
+                               fleet_problem *p);
+
+/* Decodes and checks packed record bytes (taken over) at `rev` into *out, as
+ * fleet_store_get() does with what it read. */
+gf_err fleet_written_take(uint64_t rev, uint8_t *data, size_t len, const char *key,
+                          fleet_written *out, fleet_problem *p);
+
 /* One CAS write of `next` over revision `last` (0 = create). *out may be NULL. */
 gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
                        uint64_t last, fleet_written *out);

@@ -13,7 +13,10 @@
 #include "gamefn/partition.h"
 #include "gamefn/util.h"
 
-enum { SPREAD = 4 }; /* the first few candidates share out concurrent allocators */
+/* The most recently freed SPREAD candidates are shared out among concurrent allocator
+ * workers (an offset from the match id): tens of workers of several replicas pick at
+ * once, and all starting from the same server only makes them lose races to each other. */
+enum { SPREAD = 16 };
 
 struct fleet_table {
     fleet_entry **v;
@@ -103,6 +106,10 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
     e->data = copy;
     e->len = len;
     e->generation = t->generation;
+    /* A server that becomes FREE (new, freed, or back from another state) is what a
+     * waiting allocator waits for; a heartbeat that keeps a FREE server FREE is not. */
+    bool freed = rec->state == GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE &&
+                 (!old || old->rec->state != GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE);
     if (old) {
         entry_free(old);
         t->v[at] = e;
@@ -117,7 +124,8 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
         t->v[at] = e;
         t->n++;
     }
-    t->version++;
+    if (freed)
+        t->version++;
     return GF_OK;
 }
 
@@ -130,7 +138,13 @@ void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev)
     entry_free(old);
     memmove(t->v + at, t->v + at + 1, (t->n - at - 1) * sizeof *t->v);
     t->n--;
-    t->version++;
+}
+
+void fleet_table_superseded(fleet_table *t, const char *key, uint64_t rev)
+{
+    fleet_entry *e = find(t, key, NULL);
+    if (e && e->revision == rev)
+        e->superseded = true;
 }
 
 void fleet_table_resync_begin(fleet_table *t)
@@ -150,8 +164,6 @@ size_t fleet_table_resync_end(fleet_table *t)
         }
     }
     t->n = kept;
-    if (dropped)
-        t->version++;
     return dropped;
 }
 
@@ -211,15 +223,17 @@ size_t fleet_table_candidates(const fleet_table *t, const char *datacenter, size
                               size_t max)
 {
     size_t first, end, n = 0;
-    const fleet_entry *best[SPREAD * 4];
-    size_t want = max < sizeof best / sizeof best[0] ? max : sizeof best / sizeof best[0];
-    if (!datacenter || want == 0)
+    /* The spread is taken over the SPREAD most recently freed whatever `max` is, then the
+     * first `max` of that order are copied. */
+    const fleet_entry *best[SPREAD * 2];
+    size_t want = max > SPREAD ? (max < SPREAD * 2 ? max : SPREAD * 2) : SPREAD;
+    if (!datacenter || max == 0)
         return 0;
     dc_range(t, datacenter, &first, &end);
     /* Keep the `want` most recently freed, by insertion into a short sorted list. */
     for (size_t i = first; i < end; i++) {
         const fleet_entry *e = t->v[i];
-        if (!fleet_allocatable(e->rec, players, now_unix_ms))
+        if (e->superseded || !fleet_allocatable(e->rec, players, now_unix_ms))
             continue;
         size_t at = n < want ? n : want;
         while (at > 0 && best[at - 1]->rec->free_since_unix_ms < e->rec->free_since_unix_ms)
@@ -236,7 +250,7 @@ size_t fleet_table_candidates(const fleet_table *t, const char *datacenter, size
     size_t offset =
         spread > 1 && match_id ? gf_partition_fnv1a32(match_id, strlen(match_id)) % spread : 0;
     size_t copied = 0;
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; k < n && copied < max; k++) {
         /* Rotate the first `spread` by the offset; the rest stay in order. */
         size_t i = k < spread ? (k + offset) % spread : k;
         if (copy_out(best[i], &out[copied]))

@@ -11,7 +11,7 @@
  *
  * Allocation order: among a datacenter's FREE, fresh servers with room, the most
  * recently freed first (so long-idle servers are the ones the warm pool hibernates),
- * and among the first few of those an offset taken from the match id, so allocators
+ * and among the first 16 of those an offset taken from the match id, so allocators
  * working on different matches at once rarely race for the same record.
  *
  * Pure (protobuf-c only). Not thread-safe: the mirror locks around every call.
@@ -39,6 +39,7 @@ typedef struct fleet_entry {
     uint8_t *data;                 /* the packed value, owned by the table */
     size_t len;
     uint64_t generation; /* last resync that saw it */
+    bool superseded;     /* a compare-and-set on this revision lost: a newer one exists */
 } fleet_entry;
 
 /* A copy of one entry, for acting on it outside the lock. */
@@ -58,11 +59,19 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
 /* A delete (or purge) of `key` at `rev`. */
 void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev);
 
+/* A compare-and-set on `key` at `rev` lost its race: until the newer revision arrives,
+ * the entry is no candidate (so concurrent allocators move on to other servers instead
+ * of trying the same record again). No-op unless the entry is at `rev`. */
+void fleet_table_superseded(fleet_table *t, const char *key, uint64_t rev);
+
 void fleet_table_resync_begin(fleet_table *t);
 size_t fleet_table_resync_end(fleet_table *t); /* returns how many keys were dropped */
 
 size_t fleet_table_count(const fleet_table *t);
-uint64_t fleet_table_version(const fleet_table *t); /* grows with every change */
+/* Grows whenever a server becomes FREE (a FREE record that is new or replaces a record
+ * in another state): what an allocator waiting for a server waits for. Heartbeats that
+ * keep a FREE server FREE, allocations and deletes leave it. */
+uint64_t fleet_table_version(const fleet_table *t);
 const fleet_entry *fleet_table_get(const fleet_table *t, const char *key);
 
 /* Calls fn for every entry (of `datacenter` only, unless NULL), in key order. */
@@ -70,8 +79,8 @@ void fleet_table_each(const fleet_table *t, const char *datacenter,
                       void (*fn)(const fleet_entry *e, void *arg), void *arg);
 
 /* Up to `max` servers of `datacenter` the allocator may take for a match of `players`
- * players at `now`, in allocation order (above). Returns how many were copied;
- * fewer than found only when memory runs out. */
+ * players at `now` (superseded entries left out), in allocation order (above). Returns how many
+ * were copied; fewer than found only when memory runs out. */
 size_t fleet_table_candidates(const fleet_table *t, const char *datacenter, size_t players,
                               int64_t now_unix_ms, const char *match_id, fleet_candidate *out,
                               size_t max);

@@ -126,13 +126,14 @@ static const gf_endpoint endpoints[] = {
      .request = {.subject = GF_WIRE_SUBJ_FLEET_REGISTER,
                  .queue_group = GF_WIRE_QUEUE_FLEET,
                  .on_request = fleet_on_register,
-                 .concurrency = 4}},
+                 .concurrency = 16}},
     {.name = "heartbeat",
      .kind = GF_ENDPOINT_REQUEST,
      .request = {.subject = GF_WIRE_SUBJ_FLEET_HEARTBEAT,
                  .queue_group = GF_WIRE_QUEUE_FLEET,
                  .on_request = fleet_on_heartbeat,
-                 .concurrency = 4}}, /* every server, every interval: handlers wait on KV */
+                 .concurrency = 16}}, /* every server, every interval, and each game over
+                                         (its players released): handlers wait on KV */
     {.name = "deregister",
      .kind = GF_ENDPOINT_REQUEST,
      .request = {.subject = GF_WIRE_SUBJ_FLEET_DEREGISTER,

@@ -132,6 +132,16 @@ void matcher_stop(matcher *m, int64_t deadline_ms)
         gf_match_workspace_free(g->ws);
         gf_match_wait_free(g->wait);
     }
+    gf_log_info(
+        "matcher stopped",
+        "ticks=%lld stale_ticks=%lld matches=%lld claims=%lld claim_conflicts=%lld "
+        "rollbacks=%lld publish_unknown=%lld released=%lld helped=%lld timed_out=%lld pushes=%lld",
+        (long long)atomic_load(&m->n.ticks), (long long)atomic_load(&m->n.stale_ticks),
+        (long long)atomic_load(&m->n.matches), (long long)atomic_load(&m->n.claims),
+        (long long)atomic_load(&m->n.claim_conflicts), (long long)atomic_load(&m->n.rollbacks),
+        (long long)atomic_load(&m->n.publish_unknown), (long long)atomic_load(&m->n.released),
+        (long long)atomic_load(&m->n.helped), (long long)atomic_load(&m->n.timed_out),
+        (long long)atomic_load(&m->n.pushes));
     mm_mirror_stop(m->mirror);
     kvStore_Destroy(m->tickets);
     gf_mmstore_close(m->store);

@@ -134,32 +134,41 @@ void tick_release_expired(tick_ctx *c, mm_ref **refs, size_t n)
 {
     tick_writes w;
     Gamefn__V1__MatchOutcome **outcomes = calloc(n ? n : 1, sizeof *outcomes);
-    if (n == 0 || !outcomes || !tick_writes_alloc(&w, n)) {
+    const char **ids = calloc(n ? n : 1, sizeof *ids);
+    size_t *first = calloc(n ? n : 1, sizeof *first), nm = 0;
+    gf_err *errs = calloc(n ? n : 1, sizeof *errs);
+    if (n == 0 || !outcomes || !ids || !first || !errs || !tick_writes_alloc(&w, n)) {
         free(outcomes);
+        free(ids);
+        free(first);
+        free(errs);
         return;
     }
+    /* One commit record per match (its tickets are adjacent once sorted), all created in
+     * one batch: after an overload thousands of claims can expire at once, and one round
+     * trip per match would hold the tick for seconds. */
     qsort(refs, n, sizeof *refs, by_match);
-    for (size_t i = 0; i < n;) {
-        const char *match_id = refs[i]->rec->claim->match_id;
-        size_t end = i;
-        while (end < n && strcmp(refs[end]->rec->claim->match_id, match_id) == 0)
-            end++;
-        Gamefn__V1__MatchOutcome *o = NULL;
-        gf_err err = gf_mmstore_abort_match(
-            c->m->store, match_id, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED,
-            NULL, c->m->instance_id, c->now, &o);
-        if (err != GF_OK) {
-            gf_log_warn("expired claim left for a later tick", "match=%s err=%s", match_id,
-                        gf_err_str(err));
-        } else {
-            outcomes[i] = o;
-            for (size_t k = i; k < end; k++) {
-                if (gf_outcome_settle(o, refs[k]->rec, c->now, &w.next[w.n], NULL) == GF_OK &&
-                    !w.next[w.n].unchanged)
-                    w.base_rev[w.n++] = refs[k]->rev;
-            }
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(refs[i]->rec->claim->match_id, ids[nm - 1]) != 0) {
+            first[nm] = i;
+            ids[nm++] = refs[i]->rec->claim->match_id;
         }
-        i = end;
+    }
+    gf_mmstore_abort_matches(c->m->store, ids, nm,
+                             GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED,
+                             c->m->instance_id, c->now, outcomes, errs);
+    for (size_t k = 0; k < nm; k++) {
+        size_t end = k + 1 < nm ? first[k + 1] : n;
+        if (errs[k] != GF_OK) {
+            gf_log_warn("expired claim left for a later tick", "match=%s err=%s", ids[k],
+                        gf_err_str(errs[k]));
+            continue;
+        }
+        for (size_t i = first[k]; i < end; i++) {
+            if (gf_outcome_settle(outcomes[k], refs[i]->rec, c->now, &w.next[w.n], NULL) == GF_OK &&
+                !w.next[w.n].unchanged)
+                w.base_rev[w.n++] = refs[i]->rev;
+        }
     }
     tick_writes_run(c, &w, true);
     for (size_t i = 0; i < w.n; i++) {
@@ -171,7 +180,10 @@ void tick_release_expired(tick_ctx *c, mm_ref **refs, size_t n)
             atomic_fetch_add(&c->m->n.released, 1);
     }
     tick_writes_free(&w);
-    for (size_t i = 0; i < n; i++)
-        gf_outcome_free(outcomes[i]);
+    for (size_t k = 0; k < nm; k++)
+        gf_outcome_free(outcomes[k]);
     free(outcomes);
+    free(ids);
+    free(first);
+    free(errs);
 }

@@ -1,22 +1,29 @@
 /*
  * mmstore.c — see mmstore.h.
  *
- * Design notes: single reads and writes are synchronous KV calls (gamefn/kv.h).
- * gf_mmstore_batch() pipelines: every op is a publish to $KV.<bucket>.<key> with
- * Nats-Expected-Last-Subject-Sequence (0 for a create; a delete adds KV-Operation: DEL)
- * and its own reply subject under one inbox, up to WINDOW in flight; the answers are
- * JetStream's publish acks ({"seq":N} or {"error":{"err_code":10071}} for a lost
- * compare-and-set, a real code, no error text). A create that conflicts is retried
- * synchronously through kvStore_Create, which also succeeds when the key's last
- * operation was a delete (expected sequence 0 does not). An op without an answer
- * within the JetStream API timeout has an unknown outcome (GF_ERR_TIMEOUT). When the
- * runtime's reliable publisher (gamefn/publish.h) lands, it replaces this loop: the
- * same ops, with resends of the same Msg-Id across a leader failover.
+ * Design notes:
+ * - Every write goes through the runtime's reliable publisher (gamefn/publish.h), one
+ *   per store: a compare-and-set is gf_publish_cas_send (a unique Nats-Msg-Id per
+ *   change, resent with the same id through a leader failover or a server restart, a
+ *   lost race reported from JetStream's 10071, a create that meets a delete marker
+ *   handled by the publisher), a Match is gf_publish_send with its match id as
+ *   Nats-Msg-Id. gf_mmstore_batch() sends every op of a batch before waiting for any
+ *   answer, so a batch costs about one round trip, not one per op; single writes are the
+ *   publisher's _sync wrappers.
+ * - An op gets a definite answer (GF_OK, GF_ERR_CONFLICT) or, after GIVE_UP_MS without
+ *   one, GF_ERR_TIMEOUT: its outcome is unknown and the caller re-reads. GIVE_UP_MS
+ *   outlasts a stream-leader failover (4.5-7 s on a 3-node cluster, NATS-FACTS.md) so a
+ *   failover costs latency, not unknown outcomes; it stays below the claim lease (10 s
+ *   by default) and the request deadline.
+ * - Single reads are synchronous KV gets (gamefn/kv.h); batched reads are pipelined
+ *   direct gets on one long-lived subscription (mmstore_read.h). Status pushes are core
+ *   publishes.
  */
 #include "mmstore.h"
+#include "mmstore_read.h"
 
 #include <inttypes.h>
-#include <jansson.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +31,14 @@
 
 #include "gamefn/clock.h"
 #include "gamefn/kv.h"
+#include "gamefn/log.h"
+#include "gamefn/publish.h"
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/players.h"
 #include "gamefn/tickets/status.h"
 #include "gamefn/subjects.h"
+
+enum { GIVE_UP_MS = 8000, WINDOW = 4096, CLOSE_WAIT_MS = 2000, READ_WAIT_MS = 5000 };
 
 static const char *const bucket_names[GF_MM__BUCKETS] = {"tickets", "players", "matches"};
 
@@ -35,8 +46,30 @@ struct gf_mmstore {
     natsConnection *nc;
     jsCtx *js;
     kvStore *kv[GF_MM__BUCKETS];
+    gf_publish *pub;
+    mm_reads *reads_mux;
     atomic_llong reads, writes, conflicts, unknown, pushes, publishes;
 };
+
+/* nats-server before 2.9.21 lets two compare-and-sets from the same revision both win on
+ * a replicated stream (docs/OPERATIONS.md, "Matchmaking on a cluster"). The client cannot
+ * learn the server's version, so a replicated bucket gets a loud warning at start. */
+static void warn_if_replicated(jsCtx *js)
+{
+    for (int b = 0; b < GF_MM__BUCKETS; b++) {
+        char stream[64];
+        jsStreamInfo *si = NULL;
+        snprintf(stream, sizeof stream, "KV_%s", bucket_names[b]);
+        if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK && si->Config &&
+            si->Config->Replicas > 1)
+            gf_log_warn("replicated matchmaking bucket: claims need nats-server >= 2.9.21 on a "
+                        "cluster (2.9.10 lets two compare-and-sets of one revision both win); "
+                        "see docs/OPERATIONS.md",
+                        "bucket=%s replicas=%lld", bucket_names[b],
+                        (long long)si->Config->Replicas);
+        jsStreamInfo_Destroy(si);
+    }
+}
 
 gf_err gf_mmstore_open(natsConnection *nc, jsCtx *js, gf_mmstore **out)
 {
@@ -49,10 +82,16 @@ gf_err gf_mmstore_open(natsConnection *nc, jsCtx *js, gf_mmstore **out)
     s->js = js;
     for (int b = 0; b < GF_MM__BUCKETS && err == GF_OK; b++)
         err = gf_kv_open(js, bucket_names[b], &s->kv[b]);
+    if (err == GF_OK)
+        err = gf_publish_open(
+            nc, &(gf_publish_opts){.max_in_flight = WINDOW, .give_up_ms = GIVE_UP_MS}, &s->pub);
+    if (err == GF_OK)
+        err = mm_reads_open(nc, &s->reads_mux);
     if (err != GF_OK) {
         gf_mmstore_close(s);
         return err;
     }
+    warn_if_replicated(js);
     *out = s;
     return GF_OK;
 }
@@ -61,6 +100,8 @@ void gf_mmstore_close(gf_mmstore *s)
 {
     if (!s)
         return;
+    gf_publish_close(s->pub, CLOSE_WAIT_MS);
+    mm_reads_close(s->reads_mux);
     for (int b = 0; b < GF_MM__BUCKETS; b++)
         kvStore_Destroy(s->kv[b]);
     free(s);
@@ -88,156 +129,136 @@ gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **
     return err;
 }
 
-gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op)
+gf_err gf_mmstore_get_batch(gf_mmstore *s, gf_mm_bucket b, const char *const *keys, size_t n,
+                            uint8_t **vals, size_t *lens, uint64_t *revs, gf_err *errs)
 {
-    kvStore *kv = s->kv[op->bucket];
-    op->rev = 0;
-    switch (op->kind) {
-    case GF_MM_CREATE:
-        op->err = gf_kv_create(kv, op->key, op->data, op->len, &op->rev);
-        break;
-    case GF_MM_UPDATE:
-        op->err = gf_kv_update(kv, op->key, op->data, op->len, op->last, &op->rev);
-        break;
-    case GF_MM_DELETE:
-        op->err = gf_kv_delete_if(s->js, kv, op->key, op->last);
-        break;
-    default:
-        op->err = GF_ERR_INVALID;
-    }
-    atomic_fetch_add(&s->writes, 1);
+    atomic_fetch_add(&s->reads, (long long)n);
+    return mm_reads_batch(s->reads_mux, bucket_names[b], keys, n, READ_WAIT_MS, vals, lens, revs,
+                          errs);
+}
+
+/* Counts a finished op. */
+static void count(gf_mmstore *s, const gf_mm_op *op)
+{
+    atomic_fetch_add(op->kind == GF_MM_PUBLISH ? &s->publishes : &s->writes, 1);
     if (op->err == GF_ERR_CONFLICT)
         atomic_fetch_add(&s->conflicts, 1);
     else if (op->err != GF_OK)
         atomic_fetch_add(&s->unknown, 1);
-    return op->err;
 }
 
-enum { WINDOW = 1024, BATCH_WAIT_MS = 5000 };
+/* A batch in flight: how many ops still wait for their callback. */
+typedef struct batch {
+    pthread_mutex_t mu;
+    pthread_cond_t done;
+    size_t left;
+} batch;
 
-/* Sends op i with reply subject <inbox>.<i>. */
-static natsStatus send_op(gf_mmstore *s, const gf_mm_op *op, const char *inbox, size_t i)
+typedef struct pending {
+    batch *b;
+    gf_mm_op *op;
+} pending;
+
+static void on_done(const gf_publish_result *res, void *closure)
 {
-    char subject[256], reply[160], last[24];
-    natsMsg *m = NULL;
+    pending *p = closure;
+    p->op->err = res->err;
+    p->op->rev = res->err == GF_OK ? res->seq : 0;
+    pthread_mutex_lock(&p->b->mu);
+    if (--p->b->left == 0)
+        pthread_cond_signal(&p->b->done);
+    pthread_mutex_unlock(&p->b->mu);
+}
+
+/* Hands op to the publisher; its callback reports to p. GF_OK when accepted. */
+static gf_err send_op(gf_mmstore *s, gf_mm_op *op, pending *p)
+{
     if (op->kind == GF_MM_PUBLISH)
-        snprintf(subject, sizeof subject, "%s", op->key);
-    else
-        snprintf(subject, sizeof subject, "$KV.%s.%s", bucket_names[op->bucket], op->key);
-    snprintf(reply, sizeof reply, "%s.%zu", inbox, i);
-    snprintf(last, sizeof last, "%" PRIu64, op->kind == GF_MM_CREATE ? 0 : op->last);
-    natsStatus st = natsMsg_Create(&m, subject, reply, op->data, (int)op->len);
-    if (st == NATS_OK && op->kind == GF_MM_PUBLISH)
-        st = natsMsgHeader_Set(m, "Nats-Msg-Id", op->msg_id);
-    else if (st == NATS_OK)
-        st = natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence", last);
-    if (st == NATS_OK && op->kind == GF_MM_DELETE)
-        st = natsMsgHeader_Set(m, "KV-Operation", "DEL");
-    if (st == NATS_OK)
-        st = natsConnection_PublishMsg(s->nc, m);
-    natsMsg_Destroy(m);
-    return st;
-}
-
-/* A publish ack into op->err / op->rev. */
-static void read_ack(gf_mm_op *op, natsMsg *m)
-{
-    json_t *j = NULL;
-    op->err = GF_ERR_NATS;
-    if (natsMsg_IsNoResponders(m)) {
-        op->err = GF_ERR_UNAVAILABLE;
-        return;
+        return gf_publish_send(s->pub, &(gf_publish_msg){.subject = op->key,
+                                                         .msg_id = op->msg_id,
+                                                         .data = op->data,
+                                                         .len = op->len,
+                                                         .done = on_done,
+                                                         .closure = p});
+    gf_publish_cas c = {.bucket = bucket_names[op->bucket],
+                        .key = op->key,
+                        .revision = op->last,
+                        .data = op->data,
+                        .len = op->len,
+                        .done = on_done,
+                        .closure = p};
+    switch (op->kind) {
+    case GF_MM_CREATE:
+        c.kind = GF_PUBLISH_CAS_CREATE;
+        break;
+    case GF_MM_UPDATE:
+        c.kind = GF_PUBLISH_CAS_UPDATE;
+        break;
+    case GF_MM_DELETE:
+        c.kind = GF_PUBLISH_CAS_DELETE;
+        c.data = NULL;
+        c.len = 0;
+        break;
+    default:
+        return GF_ERR_INVALID;
     }
-    j = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, NULL);
-    json_t *e = json_object_get(j, "error");
-    if (e) {
-        json_int_t code = json_integer_value(json_object_get(e, "err_code"));
-        op->err = code == 10071 ? GF_ERR_CONFLICT : GF_ERR_NATS;
-    } else if (json_is_integer(json_object_get(j, "seq"))) {
-        op->rev = (uint64_t)json_integer_value(json_object_get(j, "seq"));
-        op->err = GF_OK;
-    }
-    json_decref(j);
+    return gf_publish_cas_send(s->pub, &c);
 }
 
 gf_err gf_mmstore_batch(gf_mmstore *s, gf_mm_op *ops, size_t n)
 {
-    natsInbox *inbox = NULL;
-    natsSubscription *sub = NULL;
-    char wildcard[160];
-    size_t sent = 0, answered = 0;
     gf_err first = GF_OK;
     if (n == 0)
         return GF_OK;
+    pending *ps = calloc(n, sizeof *ps);
+    batch b = {.left = n};
+    if (!ps) {
+        for (size_t i = 0; i < n; i++)
+            ops[i].err = GF_ERR_NOMEM;
+        return GF_ERR_NOMEM;
+    }
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.done, NULL);
     for (size_t i = 0; i < n; i++) {
         ops[i].err = GF_ERR_TIMEOUT;
         ops[i].rev = 0;
-    }
-    if (natsInbox_Create(&inbox) != NATS_OK)
-        return GF_ERR_NOMEM;
-    snprintf(wildcard, sizeof wildcard, "%s.*", (const char *)inbox);
-    if (natsConnection_SubscribeSync(&sub, s->nc, wildcard) != NATS_OK) {
-        natsInbox_Destroy(inbox);
-        return GF_ERR_UNAVAILABLE;
-    }
-    natsSubscription_SetPendingLimits(sub, -1, -1);
-    int64_t deadline = gf_clock_mono_ms() + BATCH_WAIT_MS;
-    while (answered < n && gf_clock_mono_ms() < deadline) {
-        while (sent < n && sent - answered < WINDOW) {
-            if (send_op(s, &ops[sent], (const char *)inbox, sent) != NATS_OK)
-                ops[sent].err = GF_ERR_UNAVAILABLE;
-            sent++;
+        ps[i] = (pending){.b = &b, .op = &ops[i]};
+        gf_err err = send_op(s, &ops[i], &ps[i]);
+        if (err != GF_OK) { /* refused: no callback will come */
+            ops[i].err = err;
+            pthread_mutex_lock(&b.mu);
+            b.left--;
+            pthread_mutex_unlock(&b.mu);
         }
-        natsMsg *m = NULL;
-        int64_t left = deadline - gf_clock_mono_ms();
-        if (natsSubscription_NextMsg(&m, sub, left > 0 ? left : 1) != NATS_OK)
-            break;
-        size_t i = (size_t)strtoull(strrchr(natsMsg_GetSubject(m), '.') + 1, NULL, 10);
-        if (i < n && ops[i].err == GF_ERR_TIMEOUT) {
-            read_ack(&ops[i], m);
-            answered++;
-        }
-        natsMsg_Destroy(m);
     }
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    /* Every accepted op gets exactly one callback, at the latest after GIVE_UP_MS. */
+    pthread_mutex_lock(&b.mu);
+    while (b.left > 0)
+        pthread_cond_wait(&b.done, &b.mu);
+    pthread_mutex_unlock(&b.mu);
+    pthread_cond_destroy(&b.done);
+    pthread_mutex_destroy(&b.mu);
+    free(ps);
     for (size_t i = 0; i < n; i++) {
-        gf_mm_op *op = &ops[i];
-        /* A create meets a delete marker as a conflict: kvStore_Create knows that case. */
-        if (op->kind == GF_MM_CREATE && op->err == GF_ERR_CONFLICT)
-            op->err = gf_kv_create(s->kv[op->bucket], op->key, op->data, op->len, &op->rev);
-        atomic_fetch_add(op->kind == GF_MM_PUBLISH ? &s->publishes : &s->writes, 1);
-        if (op->err == GF_ERR_CONFLICT)
-            atomic_fetch_add(&s->conflicts, 1);
-        else if (op->err != GF_OK)
-            atomic_fetch_add(&s->unknown, 1);
-        if (op->err != GF_OK && op->err != GF_ERR_CONFLICT && first == GF_OK)
-            first = op->err;
+        count(s, &ops[i]);
+        if (ops[i].err != GF_OK && ops[i].err != GF_ERR_CONFLICT && first == GF_OK)
+            first = ops[i].err;
     }
     return first;
+}
+
+gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op)
+{
+    gf_mmstore_batch(s, op, 1);
+    return op->err;
 }
 
 gf_err gf_mmstore_publish(gf_mmstore *s, const char *subject, const char *msg_id, const void *data,
                           size_t len)
 {
-    jsPubOptions po;
-    jsErrCode jerr = 0;
-    jsPubOptions_Init(&po);
-    po.MsgId = msg_id;
-    atomic_fetch_add(&s->publishes, 1);
-    natsStatus st = js_Publish(NULL, s->js, subject, data, (int)len, &po, &jerr);
-    switch (st) {
-    case NATS_OK:
-        return GF_OK;
-    case NATS_TIMEOUT:
-        return GF_ERR_TIMEOUT;
-    case NATS_NO_RESPONDERS:
-    case NATS_CONNECTION_CLOSED:
-    case NATS_CONNECTION_DISCONNECTED:
-        return GF_ERR_UNAVAILABLE;
-    default:
-        return GF_ERR_NATS;
-    }
+    gf_mm_op op = {
+        .kind = GF_MM_PUBLISH, .key = subject, .msg_id = msg_id, .data = data, .len = len};
+    return gf_mmstore_write(s, &op);
 }
 
 void gf_mmstore_push(gf_mmstore *s, const char *ticket_id, const void *data, size_t len)
@@ -304,24 +325,148 @@ gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_rea
     return err;
 }
 
+gf_err gf_mmstore_abort_matches(gf_mmstore *s, const char *const *match_ids, size_t n,
+                                int abort_reason, const char *decided_by, int64_t now_ms,
+                                Gamefn__V1__MatchOutcome **outs, gf_err *errs)
+{
+    gf_tickets_problem p;
+    gf_err first = GF_OK;
+    uint8_t **bufs = calloc(n ? n : 1, sizeof *bufs), **held = calloc(n ? n : 1, sizeof *held);
+    size_t *lens = calloc(n ? n : 1, sizeof *lens), *held_lens = calloc(n ? n : 1, sizeof *lens);
+    uint64_t *revs = calloc(n ? n : 1, sizeof *revs);
+    gf_err *held_errs = calloc(n ? n : 1, sizeof *held_errs);
+    const char **again = calloc(n ? n : 1, sizeof *again);
+    size_t *at = calloc(n ? n : 1, sizeof *at), *slot = calloc(n ? n : 1, sizeof *slot);
+    size_t nops = 0, nagain = 0;
+    gf_mm_op *ops = calloc(n ? n : 1, sizeof *ops);
+    for (size_t i = 0; i < n; i++) {
+        outs[i] = NULL;
+        errs[i] = GF_ERR_NOMEM;
+    }
+    if (!bufs || !held || !lens || !held_lens || !revs || !held_errs || !again || !at || !slot ||
+        !ops)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        errs[i] = gf_outcome_abort_pack(match_ids[i], (Gamefn__V1__MatchAbortReason)abort_reason,
+                                        NULL, NULL, decided_by, now_ms, &bufs[i], &lens[i], &p);
+        if (errs[i] != GF_OK)
+            continue;
+        at[nops] = i;
+        ops[nops++] = (gf_mm_op){.kind = GF_MM_CREATE,
+                                 .bucket = GF_MM_MATCHES,
+                                 .key = match_ids[i],
+                                 .data = bufs[i],
+                                 .len = lens[i]};
+    }
+    gf_mmstore_batch(s, ops, nops);
+    for (size_t k = 0; k < nops; k++) {
+        size_t i = at[k];
+        errs[i] = ops[k].err;
+        if (errs[i] == GF_OK) /* ours holds */
+            errs[i] = gf_outcome_decode(bufs[i], lens[i], match_ids[i], &outs[i], &p);
+        else if (errs[i] == GF_ERR_CONFLICT) { /* decided first by someone: read what */
+            slot[k] = nagain;
+            again[nagain++] = match_ids[i];
+        }
+    }
+    if (nagain > 0)
+        gf_mmstore_get_batch(s, GF_MM_MATCHES, again, nagain, held, held_lens, revs, held_errs);
+    for (size_t k = 0; k < nops; k++) {
+        size_t i = at[k];
+        if (ops[k].err != GF_ERR_CONFLICT)
+            continue;
+        size_t j = slot[k];
+        errs[i] = held_errs[j];
+        if (errs[i] == GF_OK)
+            errs[i] = gf_outcome_decode(held[j], held_lens[j], match_ids[i], &outs[i], &p);
+    }
+out:
+    for (size_t i = 0; i < n; i++) {
+        if (bufs)
+            free(bufs[i]);
+        if (held)
+            free(held[i]);
+        if (errs[i] != GF_OK && first == GF_OK)
+            first = errs[i];
+    }
+    free(bufs);
+    free(held);
+    free(lens);
+    free(held_lens);
+    free(revs);
+    free(held_errs);
+    free(again);
+    free(at);
+    free(slot);
+    free(ops);
+    return first;
+}
+
+size_t gf_mmstore_release_players(gf_mmstore *s, const char *const *players, size_t n,
+                                  const char *const *tickets, size_t nt)
+{
+    const char **keys = calloc(n ? n : 1, sizeof *keys);
+    uint8_t **vals = calloc(n ? n : 1, sizeof *vals);
+    size_t *lens = calloc(n ? n : 1, sizeof *lens), failed = 0;
+    uint64_t *revs = calloc(n ? n : 1, sizeof *revs);
+    gf_err *errs = calloc(n ? n : 1, sizeof *errs);
+    gf_mm_op *ops = calloc(n ? n : 1, sizeof *ops);
+    if (!keys || !vals || !lens || !revs || !errs || !ops) {
+        failed = n;
+        goto out;
+    }
+    size_t nk = n;
+    for (size_t i = 0; i < n; i++)
+        keys[i] = players[i];
+    /* A round: read every pending record, delete those that name one of the tickets; a
+     * lost race (someone changed the record meanwhile) is read again next round. */
+    for (int round = 0; round < 3 && nk > 0; round++) {
+        gf_mmstore_get_batch(s, GF_MM_PLAYERS, keys, nk, vals, lens, revs, errs);
+        size_t nops = 0;
+        for (size_t i = 0; i < nk; i++) {
+            Gamefn__V1__PlayerMatchRecord *pr = NULL;
+            bool ours = false;
+            if (errs[i] == GF_OK &&
+                gf_players_decode(vals[i], lens[i], keys[i], &pr, NULL) == GF_OK)
+                for (size_t k = 0; k < nt && !ours; k++)
+                    ours = strcmp(pr->ticket_id, tickets[k]) == 0;
+            gf_players_free(pr);
+            free(vals[i]);
+            vals[i] = NULL;
+            if (errs[i] != GF_OK && errs[i] != GF_ERR_NOT_FOUND)
+                failed++; /* unreadable: left for the stale-record rule */
+            if (ours)
+                ops[nops++] = (gf_mm_op){
+                    .kind = GF_MM_DELETE, .bucket = GF_MM_PLAYERS, .key = keys[i], .last = revs[i]};
+        }
+        gf_mmstore_batch(s, ops, nops);
+        nk = 0;
+        for (size_t i = 0; i < nops; i++) {
+            if (ops[i].err == GF_ERR_CONFLICT)
+                keys[nk++] = ops[i].key; /* ops[] keeps its own copy of the pointer */
+            else if (ops[i].err != GF_OK)
+                failed++;
+        }
+    }
+    failed += nk; /* still racing after three rounds */
+out:
+    free(keys);
+    free(vals);
+    free(lens);
+    free(revs);
+    free(errs);
+    free(ops);
+    return failed;
+}
+
 void gf_mmstore_clear_players(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec)
 {
-    for (size_t i = 0; i < rec->n_members; i++) {
-        const char *player = rec->members[i]->player_id;
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        uint64_t rev = 0;
-        Gamefn__V1__PlayerMatchRecord *pr = NULL;
-        if (gf_mmstore_get(s, GF_MM_PLAYERS, player, &buf, &len, &rev) == GF_OK &&
-            gf_players_decode(buf, len, player, &pr, NULL) == GF_OK &&
-            strcmp(pr->ticket_id, rec->ticket_id) == 0) {
-            gf_mm_op op = {
-                .kind = GF_MM_DELETE, .bucket = GF_MM_PLAYERS, .key = player, .last = rev};
-            gf_mmstore_write(s, &op); /* a conflict: someone replaced or cleared it */
-        }
-        gf_players_free(pr);
-        free(buf);
-    }
+    const char *players[GF_WIRE_PARTY_MAX];
+    const char *ticket = rec->ticket_id;
+    size_t n = 0;
+    for (size_t i = 0; i < rec->n_members && n < GF_WIRE_PARTY_MAX; i++)
+        players[n++] = rec->members[i]->player_id;
+    gf_mmstore_release_players(s, players, n, &ticket, 1);
 }
 
 void gf_mmstore_stats_get(gf_mmstore *s, gf_mmstore_stats *out)

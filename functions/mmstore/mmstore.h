@@ -7,9 +7,9 @@
  * update on a revision, delete on a revision) with one of three results: GF_OK (the new
  * revision), GF_ERR_CONFLICT (the expectation no longer holds: re-read), anything else
  * (the outcome is unknown: re-read before deciding). gf_mmstore_batch() runs a set of
- * independent writes and fills each one's result; the callers never depend on how. The
- * implementation behind it is synchronous KV calls today (gamefn/kv.h) and becomes the
- * runtime's pipelined compare-and-set (gamefn/publish.h) without a caller changing.
+ * independent writes and fills each one's result; the callers never depend on how (it is
+ * the runtime's pipelined compare-and-set, gamefn/publish.h: a batch costs about one
+ * round trip).
  *
  * Ownership: gf_mmstore_open allocates, gf_mmstore_close frees; the connection and
  * JetStream context are borrowed from the function. Values returned by get are
@@ -65,6 +65,13 @@ void gf_mmstore_close(gf_mmstore *s); /* NULL is fine */
 gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **val, size_t *len,
                       uint64_t *rev);
 
+/* Several reads at once (one round trip, not one per key): each key's current value
+ * (malloc'd into vals[i], caller frees) and revision, or errs[i] = GF_ERR_NOT_FOUND
+ * (absent or deleted) or an error (unknown: not answered in time, NATS away). Returns
+ * GF_OK when every key got a definite answer, else the first other error. */
+gf_err gf_mmstore_get_batch(gf_mmstore *s, gf_mm_bucket b, const char *const *keys, size_t n,
+                            uint8_t **vals, size_t *lens, uint64_t *revs, gf_err *errs);
+
 /* One write; returns op->err. */
 gf_err gf_mmstore_write(gf_mmstore *s, gf_mm_op *op);
 
@@ -102,9 +109,23 @@ gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_rea
                               const char *ticket_id, const char *decided_by, int64_t now_ms,
                               Gamefn__V1__MatchOutcome **out);
 
+/* gf_mmstore_abort_match() for n matches at once (no ticket named): the creates go out in
+ * one batch, the outcomes that existed already are read in one batch. outs[i] gets
+ * match i's outcome, or NULL with errs[i] set when it could not be learned. Caller frees
+ * every outs[i]. Returns GF_OK when every match got its outcome, else the first error. */
+gf_err gf_mmstore_abort_matches(gf_mmstore *s, const char *const *match_ids, size_t n,
+                                int abort_reason, const char *decided_by, int64_t now_ms,
+                                Gamefn__V1__MatchOutcome **outs, gf_err *errs);
+
 /* Deletes players/<p> of every member of `rec` whose record still names rec's ticket
  * (compare-and-set on the revision read; a record naming another ticket is left). */
 void gf_mmstore_clear_players(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec);
+
+/* The same for players[0..n) and any of tickets[0..nt): reads in one batch, deletes in
+ * one batch, a lost race read again (3 rounds). Returns how many records that named
+ * one of the tickets could not be deleted. */
+size_t gf_mmstore_release_players(gf_mmstore *s, const char *const *players, size_t n,
+                                  const char *const *tickets, size_t nt);
 
 /* Counters since open, for $SRV-style logs and benchmarks. */
 typedef struct gf_mmstore_stats {

@@ -12,14 +12,8 @@ static const gf_cfg_field ticker_fields[] = {
      .def = "250ms",
      .min = 10,
      .max = 60000,
-     .help = "time between two ticks of a tick group"},
-    {.key = "lease_ttl",
-     .type = GF_CFG_DURATION,
-     .offset = offsetof(ticker_config, lease_ttl_ms),
-     .def = "2s",
-     .min = 500,
-     .max = 600000,
-     .help = "the leader's lease: a stopped leader is replaced within this"},
+     .help =
+         "time between two ticks of a tick group (the leader's lease lasts three, at least 1 s)"},
 };
 
 const gf_cfg_table ticker_config_table = {

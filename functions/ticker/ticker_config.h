@@ -11,7 +11,6 @@
 
 typedef struct ticker_config {
     int64_t interval_ms;
-    int64_t lease_ttl_ms;
 } ticker_config;
 
 extern const gf_cfg_table ticker_config_table;

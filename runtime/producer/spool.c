@@ -6,8 +6,17 @@
  *  - Invariants: segments are sorted by first seq and every record's seq is above
  *    every seq of the segments before it; only the last segment is ever appended to
  *    (sp->fd), and only while it is not sealed. state.ack_floor <= next_seq - 1, and
- *    no seq >= next_seq was ever handed out: next_seq is recomputed on open as one
+ *    no seq >= next_seq was ever published: next_seq is recomputed on open as one
  *    past the larger of state.seq_used and the highest seq in any segment.
+ *  - Except after a crash in the same boot (the state file's boot equals the
+ *    kernel's boot id now): the process died but the kernel did not, so every byte
+ *    write() took is in the files, whatever the fsync policy. Every seq that can
+ *    have been published is then either a record in a segment or at or below the
+ *    persisted ack floor (a record is written before it is published, and a segment
+ *    is deleted only after the floor covering it is persisted), so next_seq is one
+ *    past the larger of those two, and the unused reservation is not skipped: a
+ *    killed producer leaves no gap. The seqs this can hand out again were never
+ *    published (a torn last record, appends refused for space at the very end).
  *  - Durability order: a segment is created (and its directory entry synced) before
  *    its first record; the state file is written before a segment it makes
  *    deletable is unlinked; a reservation (interval, never) is written before the
@@ -36,6 +45,7 @@ struct gf_spool {
     gf_spool_seg *segs;
     size_t nsegs, capsegs;
     gf_spool_state state;
+    uint8_t boot[16]; /* this boot (gf_spool_boot_hash), written into every state */
     uint64_t next_seq;
     uint64_t bytes; /* sum of segs[].bytes */
     bool dirty;     /* appended since the last fdatasync of fd */
@@ -197,12 +207,28 @@ static gf_err scan_segments(gf_spool *sp, uint64_t *high)
     *high = 0;
     for (size_t i = 0; err == GF_OK && i < sp->nsegs; i++) {
         gf_spool_seg *s = &sp->segs[i];
-        err = gf_spool_seg_scan(sp->dirfd, s, *high, &sp->buf, &sp->scan);
+        err = gf_spool_seg_scan(sp->dirfd, s, *high, sp->state.ack_floor, &sp->buf, &sp->scan);
         if (s->last_seq > *high)
             *high = s->last_seq;
         sp->bytes += s->bytes;
     }
     return err;
+}
+
+static bool boot_unknown(const uint8_t boot[16])
+{
+    for (int i = 0; i < 16; i++)
+        if (boot[i] != 0)
+            return false;
+    return true;
+}
+
+/* The state to write: floor and seq_used as given, this boot. */
+static gf_spool_state state_of(const gf_spool *sp, uint64_t ack_floor, uint64_t seq_used)
+{
+    gf_spool_state st = {.ack_floor = ack_floor, .seq_used = seq_used};
+    memcpy(st.boot, sp->boot, sizeof st.boot);
+    return st;
 }
 
 static gf_err recover(gf_spool *sp)
@@ -220,10 +246,15 @@ static gf_err recover(gf_spool *sp)
         return err;
     if (!found)
         sp->state = (gf_spool_state){0};
+    bool same_boot =
+        found && !boot_unknown(sp->boot) && memcmp(sp->state.boot, sp->boot, sizeof sp->boot) == 0;
     if (high > sp->state.seq_used)
         sp->state.seq_used = high;
     sp->next_seq = sp->state.seq_used + 1;
+    if (same_boot) /* see the design notes: nothing above this was published */
+        sp->next_seq = (high > sp->state.ack_floor ? high : sp->state.ack_floor) + 1;
     /* seq_used may have grown: persist it before any segment it covers goes away. */
+    memcpy(sp->state.boot, sp->boot, sizeof sp->boot);
     err = gf_spool_state_write(sp->dirfd, &sp->state);
     if (err == GF_OK)
         err = drop_acked(sp);
@@ -250,6 +281,7 @@ gf_err gf_spool_open(const gf_spool_config *cfg, gf_spool **out)
     gf_err err = config_resolve(cfg, &sp->cfg);
     if (err == GF_OK && (sp->dir = strdup(cfg->dir)) == NULL)
         err = GF_ERR_NOMEM;
+    gf_spool_boot_hash(cfg->boot_id, sp->boot);
     if (err == GF_OK)
         err = open_dir(sp);
     if (err == GF_OK)
@@ -279,7 +311,7 @@ void gf_spool_close(gf_spool *sp)
         close(sp->fd);
     /* A clean close gives back the unused rest of a reservation: no gap on restart. */
     if (sp->next_seq > 0 && sp->state.seq_used != sp->next_seq - 1) {
-        gf_spool_state st = {.ack_floor = sp->state.ack_floor, .seq_used = sp->next_seq - 1};
+        gf_spool_state st = state_of(sp, sp->state.ack_floor, sp->next_seq - 1);
         gf_spool_state_write(sp->dirfd, &st);
     }
     if (sp->lockfd >= 0)
@@ -316,7 +348,7 @@ gf_err gf_spool_ack(gf_spool *sp, uint64_t floor)
         return GF_ERR_INVALID;
     if (floor <= sp->state.ack_floor)
         return GF_OK;
-    gf_spool_state st = {.ack_floor = floor, .seq_used = sp->state.seq_used};
+    gf_spool_state st = state_of(sp, floor, sp->state.seq_used);
     if (st.seq_used < sp->next_seq - 1)
         st.seq_used = sp->next_seq - 1;
     gf_err err = gf_spool_state_write(sp->dirfd, &st);
@@ -341,6 +373,7 @@ void gf_spool_stats_get(const gf_spool *sp, gf_spool_stats *out)
     out->torn_records = sp->scan.torn;
     out->corrupt_records = sp->scan.corrupt;
     out->skipped_records = sp->scan.skipped;
+    out->pending_at_open = sp->scan.pending;
 }
 
 /* Makes sure the open segment can take `size` more bytes, rotating if needed. */
@@ -362,8 +395,7 @@ static gf_err reserve(gf_spool *sp, uint64_t seq)
 {
     if (sp->cfg.fsync == GF_SPOOL_FSYNC_ALWAYS || seq <= sp->state.seq_used)
         return GF_OK;
-    gf_spool_state st = {.ack_floor = sp->state.ack_floor,
-                         .seq_used = seq - 1 + sp->cfg.seq_reserve};
+    gf_spool_state st = state_of(sp, sp->state.ack_floor, seq - 1 + sp->cfg.seq_reserve);
     gf_err err = gf_spool_state_write(sp->dirfd, &st);
     if (err == GF_OK)
         sp->state = st;

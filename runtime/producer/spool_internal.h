@@ -62,7 +62,13 @@ gf_spool_frame_result gf_spool_frame_decode(const uint8_t *buf, size_t avail, ui
 typedef struct gf_spool_state {
     uint64_t ack_floor; /* every seq <= ack_floor is acknowledged */
     uint64_t seq_used;  /* no seq above it was ever handed out */
+    uint8_t boot[16];   /* the boot it was written in (gf_spool_boot_hash); zeros = unknown */
 } gf_spool_state;
+
+/* BLAKE2b-128 of boot_id, or of the kernel's boot id (/proc/sys/kernel/random/boot_id)
+ * when boot_id is NULL. Zeros when boot_id is "" or the kernel's cannot be read:
+ * unknown, which never equals a stored boot. */
+void gf_spool_boot_hash(const char *boot_id, uint8_t out[16]);
 
 /* *found = false (and GF_OK) when there is no state file. GF_ERR_INVALID when it is
  * malformed; GF_ERR_IO when it cannot be read. */
@@ -97,6 +103,7 @@ typedef struct gf_spool_buf {
 /* What scanning found, added up over segments. */
 typedef struct gf_spool_scan_stats {
     uint64_t torn, corrupt, skipped;
+    uint64_t pending; /* valid records above the ack floor */
 } gf_spool_scan_stats;
 
 /* "seg-<first, 20 digits>.log" into name (at least 32 bytes). */
@@ -109,9 +116,10 @@ gf_err gf_spool_seg_list(int dirfd, gf_spool_seg **segs, size_t *n);
 gf_err gf_spool_seg_read(int dirfd, const gf_spool_seg *seg, uint64_t len, gf_spool_buf *buf);
 
 /* Validates the segment, whose records must all have seq > prev_seq: fills last_seq,
- * bytes, valid, records, sealed; truncates a torn tail. */
-gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, gf_spool_buf *buf,
-                         gf_spool_scan_stats *st);
+ * bytes, valid, records, sealed; truncates a torn tail; adds its valid records above
+ * ack_floor to st->pending. */
+gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, uint64_t ack_floor,
+                         gf_spool_buf *buf, gf_spool_scan_stats *st);
 
 void gf_spool_buf_fini(gf_spool_buf *buf);
 gf_err gf_spool_buf_reserve(gf_spool_buf *buf, size_t need);

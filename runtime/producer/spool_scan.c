@@ -159,8 +159,10 @@ static size_t resync(const gf_spool_buf *buf, size_t from, uint64_t seg_first, u
     return buf->len;
 }
 
-/* Walks the valid records from offset 0; returns where the walk stopped. */
-static size_t walk_valid(const gf_spool_buf *buf, gf_spool_seg *seg, uint64_t prev_seq)
+/* Walks the valid records from offset 0; returns where the walk stopped. Counts the
+ * records above ack_floor in *pending. */
+static size_t walk_valid(const gf_spool_buf *buf, gf_spool_seg *seg, uint64_t prev_seq,
+                         uint64_t ack_floor, uint64_t *pending)
 {
     size_t off = 0, size;
     gf_spool_record rec;
@@ -172,6 +174,7 @@ static size_t walk_valid(const gf_spool_buf *buf, gf_spool_seg *seg, uint64_t pr
         floor = rec.seq;
         seg->last_seq = rec.seq;
         seg->records++;
+        *pending += rec.seq > ack_floor;
         off += size;
     }
     return off;
@@ -207,8 +210,8 @@ static gf_err truncate_to(int dirfd, const char *name, uint64_t len)
     return err;
 }
 
-gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, gf_spool_buf *buf,
-                         gf_spool_scan_stats *st)
+gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, uint64_t ack_floor,
+                         gf_spool_buf *buf, gf_spool_scan_stats *st)
 {
     gf_err err = gf_spool_seg_read(dirfd, seg, UINT64_MAX, buf);
     if (err != GF_OK)
@@ -216,7 +219,7 @@ gf_err gf_spool_seg_scan(int dirfd, gf_spool_seg *seg, uint64_t prev_seq, gf_spo
     seg->bytes = buf->len;
     seg->last_seq = 0;
     seg->records = 0;
-    seg->valid = walk_valid(buf, seg, prev_seq);
+    seg->valid = walk_valid(buf, seg, prev_seq, ack_floor, &st->pending);
     if (seg->valid == buf->len)
         return GF_OK;
 

@@ -1,13 +1,16 @@
 /*
  * spool_state.c — the spool's small state file: ack floor and highest seq used.
  *
- * Design notes. 36 bytes, integers little-endian:
+ * Design notes. 52 bytes, integers little-endian:
  *
  *   0  8  magic "GFSPOOL1"
- *   8  4  version 1
+ *   8  4  version 2
  *   12 8  ack_floor
  *   20 8  seq_used      (ack_floor <= seq_used)
- *   28 8  check: BLAKE2b-128 of bytes 0..28, first 8 bytes
+ *   28 16 boot: BLAKE2b-128 of the kernel's boot id when written; zeros = unknown
+ *   44 8  check: BLAKE2b-128 of bytes 0..44, first 8 bytes
+ *
+ * Version 1 (36 bytes: no boot field, check at 28) is still read, as boot unknown.
  *
  * It is replaced, never edited: write "state.tmp", fsync it, rename it over "state",
  * fsync the directory. rename() is atomic, so a reader sees the old file or the new
@@ -21,9 +24,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "spool_internal.h"
 
-enum { STATE_SIZE = 36, STATE_BODY = 28, STATE_VERSION = 1 };
+enum {
+    STATE_SIZE = 52,
+    STATE_BODY = 44,
+    STATE_VERSION = 2,
+    STATE_V1_SIZE = 36,
+    STATE_V1_BODY = 28,
+};
 
 static const char state_magic[8] = {'G', 'F', 'S', 'P', 'O', 'O', 'L', '1'};
 
@@ -33,20 +44,27 @@ static void state_encode(const gf_spool_state *st, uint8_t out[STATE_SIZE])
     gf_spool_put_le(out + 8, STATE_VERSION, 4);
     gf_spool_put_le(out + 12, st->ack_floor, 8);
     gf_spool_put_le(out + 20, st->seq_used, 8);
+    memcpy(out + 28, st->boot, sizeof st->boot);
     gf_spool_check(out, STATE_BODY, NULL, 0, out + STATE_BODY);
 }
 
 static gf_err state_decode(const uint8_t *in, size_t len, gf_spool_state *st)
 {
     uint8_t check[8];
-    if (len != STATE_SIZE || memcmp(in, state_magic, 8) != 0 ||
-        gf_spool_get_le(in + 8, 4) != STATE_VERSION)
+    if (len < 12 || memcmp(in, state_magic, 8) != 0)
         return GF_ERR_INVALID;
-    gf_spool_check(in, STATE_BODY, NULL, 0, check);
-    if (memcmp(check, in + STATE_BODY, 8) != 0)
+    uint64_t version = gf_spool_get_le(in + 8, 4);
+    size_t body = version == STATE_VERSION ? STATE_BODY : STATE_V1_BODY;
+    if ((version != STATE_VERSION || len != STATE_SIZE) && (version != 1 || len != STATE_V1_SIZE))
+        return GF_ERR_INVALID;
+    gf_spool_check(in, body, NULL, 0, check);
+    if (memcmp(check, in + body, 8) != 0)
         return GF_ERR_INVALID;
     st->ack_floor = gf_spool_get_le(in + 12, 8);
     st->seq_used = gf_spool_get_le(in + 20, 8);
+    memset(st->boot, 0, sizeof st->boot);
+    if (version == STATE_VERSION)
+        memcpy(st->boot, in + 28, sizeof st->boot);
     return st->ack_floor <= st->seq_used ? GF_OK : GF_ERR_INVALID;
 }
 
@@ -113,4 +131,23 @@ gf_err gf_spool_state_write(int dirfd, const gf_spool_state *st)
     if (err == GF_OK && fsync(dirfd) != 0)
         err = GF_ERR_IO;
     return err;
+}
+
+void gf_spool_boot_hash(const char *boot_id, uint8_t out[16])
+{
+    char kernel[64] = "";
+    memset(out, 0, 16);
+    if (boot_id == NULL) {
+        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        size_t got = 0;
+        if (fd >= 0) {
+            gf_spool_read_all(fd, (uint8_t *)kernel, sizeof kernel - 1, &got);
+            close(fd);
+        }
+        kernel[got] = '\0';
+        kernel[strcspn(kernel, "\n")] = '\0';
+        boot_id = kernel;
+    }
+    if (boot_id[0] != '\0')
+        crypto_generichash(out, 16, (const uint8_t *)boot_id, strlen(boot_id), NULL, 0);
 }

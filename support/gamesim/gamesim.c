@@ -45,11 +45,55 @@ static bool ids_copy(sim_ids *out, char *const *v, size_t n)
     return true;
 }
 
+/* FNV-1a of a server id: its slot in the index. */
+static size_t id_hash(const char *id)
+{
+    uint32_t h = 2166136261u;
+    for (; *id; id++)
+        h = (h ^ (uint8_t)*id) * 16777619u;
+    return h;
+}
+
+static void index_put(gf_gamesim *s, size_t i)
+{
+    size_t mask = s->index_size - 1;
+    for (size_t k = id_hash(s->sv[i]->id) & mask;; k = (k + 1) & mask) {
+        if (s->index[k] == 0) {
+            s->index[k] = (uint32_t)i + 1;
+            return;
+        }
+    }
+}
+
+/* Keeps the index at most half full; false when memory runs out. */
+static bool index_room(gf_gamesim *s, size_t n)
+{
+    if (2 * n <= s->index_size)
+        return true;
+    size_t size = s->index_size ? s->index_size : 64;
+    while (2 * n > size)
+        size *= 2;
+    uint32_t *v = calloc(size, sizeof *v);
+    if (!v)
+        return false;
+    free(s->index);
+    s->index = v;
+    s->index_size = size;
+    for (size_t i = 0; i < s->n_sv; i++)
+        index_put(s, i);
+    return true;
+}
+
 sim_server *gf__sim_find(gf_gamesim *s, const char *server_id)
 {
-    for (size_t i = 0; server_id && i < s->n_sv; i++)
-        if (strcmp(s->sv[i]->id, server_id) == 0)
-            return s->sv[i];
+    if (!server_id || !s->index_size)
+        return NULL;
+    size_t mask = s->index_size - 1;
+    for (size_t k = id_hash(server_id) & mask; s->index[k]; k = (k + 1) & mask) {
+        sim_server *sv = s->sv[s->index[k] - 1];
+        if (strcmp(sv->id, server_id) == 0)
+            return sv;
+    }
     return NULL;
 }
 
@@ -59,19 +103,19 @@ sim_server *gf__sim_add(gf_gamesim *s, size_t dc, sim_phase phase, int64_t regis
     if (!v)
         return NULL;
     s->sv = v;
+    if (!index_room(s, s->n_sv + 1))
+        return NULL;
     sim_server *sv = calloc(1, sizeof *sv);
     if (!sv)
         return NULL;
-    size_t n_in_dc = 0;
-    for (size_t i = 0; i < s->n_sv; i++)
-        n_in_dc += s->sv[i]->dc == dc;
-    snprintf(sv->id, sizeof sv->id, "%s-%s-%zu", s->prefix, s->dcs[dc].name, n_in_dc + 1);
+    snprintf(sv->id, sizeof sv->id, "%s-%s-%d", s->prefix, s->dcs[dc].name, ++s->dcs[dc].added);
     sv->dc = dc;
     sv->port = s->next_port++;
     sv->phase = phase;
     sv->register_at = register_at;
-    sv->interval_ms = 2000;
+    sv->interval_ms = s->o.heartbeat_ms > 0 ? s->o.heartbeat_ms : 2000;
     s->sv[s->n_sv++] = sv;
+    index_put(s, s->n_sv - 1);
     return sv;
 }
 
@@ -85,9 +129,9 @@ void gf__sim_set_keys(gf_gamesim *s, Gamefn__V1__JoinKey *const *keys, size_t n)
 void gf__sim_clear_match(sim_server *sv)
 {
     sv->match_id[0] = '\0';
-    gf__sim_ids_free(&sv->tickets);
     gf__sim_ids_free(&sv->players);
     gf__sim_ids_free(&sv->joined);
+    gf__sim_play_end(sv);
     sv->playing = sv->finishing = sv->gone = false;
 }
 
@@ -100,8 +144,7 @@ void gf__sim_apply_record(gf_gamesim *s, sim_server *sv, const Gamefn__V1__Serve
     if (m[0] && strcmp(m, sv->match_id) != 0 && strcmp(m, sv->last_finished) != 0) {
         gf__sim_clear_match(sv);
         snprintf(sv->match_id, sizeof sv->match_id, "%s", m);
-        if (!ids_copy(&sv->tickets, rec->allocated_ticket_ids, rec->n_allocated_ticket_ids) ||
-            !ids_copy(&sv->players, rec->expected_player_ids, rec->n_expected_player_ids)) {
+        if (!ids_copy(&sv->players, rec->expected_player_ids, rec->n_expected_player_ids)) {
             gf__sim_clear_match(sv);
             return;
         }
@@ -329,7 +372,7 @@ gf_err gf_gamesim_start(natsConnection *nc, const gf_gamesim_opts *opts, gf_game
             if (!gf__sim_add(s, i, SIM_STARTING, now))
                 err = GF_ERR_NOMEM;
     if (err == GF_OK && (natsConnection_JetStream(&s->js, nc, NULL) != NATS_OK ||
-                         js_KeyValue(&s->tickets, s->js, "tickets") != NATS_OK ||
+                         js_KeyValue(&s->matches, s->js, "matches") != NATS_OK ||
                          js_KeyValue(&s->fleet, s->js, "fleet") != NATS_OK))
         err = GF_ERR_NOT_FOUND;
     if (err == GF_OK &&
@@ -346,13 +389,26 @@ gf_err gf_gamesim_start(natsConnection *nc, const gf_gamesim_opts *opts, gf_game
     }
     if (err == GF_OK && natsConnection_Flush(nc) != NATS_OK)
         err = GF_ERR_UNAVAILABLE;
-    if (err == GF_OK && pthread_create(&s->thread, NULL, gf__sim_worker, s) != 0)
-        err = GF_ERR_NOMEM;
+    size_t workers = opts->workers > 0 ? (size_t)opts->workers : 1;
+    if (err == GF_OK && workers > 64)
+        err = GF_ERR_INVALID;
+    if (err == GF_OK) {
+        s->threads = calloc(workers, sizeof *s->threads);
+        s->workers = calloc(workers, sizeof *s->workers);
+        if (!s->threads || !s->workers)
+            err = GF_ERR_NOMEM;
+    }
+    for (size_t i = 0; err == GF_OK && i < workers; i++) {
+        s->workers[i] = (sim_worker){.s = s, .index = i, .n = workers};
+        if (pthread_create(&s->threads[i], NULL, gf__sim_worker, &s->workers[i]) != 0)
+            err = GF_ERR_NOMEM;
+        else
+            s->n_threads++;
+    }
     if (err != GF_OK) {
         gf_gamesim_stop(s);
         return err;
     }
-    s->thread_started = true;
     *out = s;
     return GF_OK;
 }
@@ -374,27 +430,30 @@ void gf_gamesim_stop(gf_gamesim *s)
     if (!s)
         return;
     atomic_store(&s->stop, 1);
-    if (s->thread_started)
-        pthread_join(s->thread, NULL);
+    for (size_t i = 0; i < s->n_threads; i++)
+        pthread_join(s->threads[i], NULL);
     gf_kv_watch_stop(s->watch);
     natsSubscription_Destroy(s->join_sub);
     for (size_t i = 0; s->scale_subs && i < s->n_dcs; i++)
         natsSubscription_Destroy(s->scale_subs[i]);
     /* The worker is gone: no lock needed from here on. */
     for (size_t i = 0; i < s->n_sv; i++) {
-        if (s->thread_started && s->sv[i]->phase == SIM_RUNNING)
+        if (s->n_threads && s->sv[i]->phase == SIM_RUNNING)
             shutdown_server(s, s->sv[i]);
         gf__sim_clear_match(s->sv[i]);
         free(s->sv[i]);
     }
     free(s->sv);
+    free(s->index);
+    free(s->threads);
+    free(s->workers);
     for (size_t i = 0; i < s->n_dcs; i++) {
         free(s->dcs[i].name);
         gamefn__v1__fleet_scale_request__free_unpacked(s->dcs[i].pending, NULL);
     }
     free(s->dcs);
     free(s->scale_subs);
-    kvStore_Destroy(s->tickets);
+    kvStore_Destroy(s->matches);
     kvStore_Destroy(s->fleet);
     jsCtx_Destroy(s->js);
     pthread_mutex_destroy(&s->lock);

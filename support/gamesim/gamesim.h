@@ -6,8 +6,10 @@
  *             gives, learn of an allocation from the heartbeat reply or, at once, from
  *             a KV watcher on the fleet bucket (never a plain subscription on
  *             $KV.fleet.<key>: that also sees refused CAS writes), collect the join
- *             tokens the way players receive them (the ASSIGNED ticket records of the
- *             allocation's tickets), verify every token with gamefn_gameserver against
+ *             tokens the players would bring (from the match's commit record,
+ *             matches/<match_id>: one read holds every assignment of the match; an
+ *             ABORTED record, or one committed on another server, withdraws the
+ *             allocation), verify every token with gamefn_gameserver against
  *             the join keys of the register/heartbeat replies (signature, key, expiry,
  *             server, player, each player once), "play" for play_ms, then report the
  *             game over (heartbeat finished_match_id) and are FREE again;
@@ -23,8 +25,13 @@
  * gf_gamesim_join(), or the request subject gamefn.sim.join.<server_id> with a
  * gamefn.v1.JoinToken body (empty reply = admitted, an error reply otherwise).
  *
- * Threads: one worker thread runs every server and the adapter; a watcher thread and
- * nats.c callbacks only record what arrived under the sim's lock. Every public function may be
+ * While a match plays, its players can produce gameplay events (kills, scores, zone
+ * changes, the odd crash) handed to opts.on_event, which the caller publishes through
+ * its event producer (support/playsim does, for the local stack).
+ *
+ * Threads: `workers` threads (1 by default) run the servers, each its share (server i
+ * on worker i % workers), worker 0 also the adapter; a watcher thread and nats.c
+ * callbacks only record what arrived under the sim's lock. Every public function may be
  * called from any thread. Ownership: start allocates; stop deregisters the running servers
  * (SHUTDOWN), joins the worker and frees everything. The natsConnection is borrowed
  * and must outlive the sim.
@@ -41,6 +48,29 @@
 #include "gamefn/err.h"
 
 typedef struct gf_gamesim gf_gamesim;
+
+/* A gameplay event of a simulated match (gf_gamesim_opts.on_event): what a game decides
+ * of a GameEvent (docs/PROTOCOL.md §9); the producer adds the source, its sequence and
+ * the event id. Only the fields of `type` are set. Strings are borrowed for the call. */
+typedef struct gf_gamesim_event {
+    const char *server_id, *datacenter, *match_id, *player_id;
+    const char *type; /* "kill", "score", "zone_change" or "crash" */
+    struct {
+        const char *victim_player_id, *weapon;
+        bool headshot;
+        float distance_m;
+    } kill;
+    struct {
+        int64_t delta;
+        const char *board, *reason;
+    } score;
+    struct {
+        const char *from_zone, *to_zone; /* from "" = spawned */
+    } zone_change;
+    struct {
+        const char *signature, *message, *build, *platform;
+    } crash;
+} gf_gamesim_event;
 
 typedef struct gf_gamesim_dc {
     const char *name; /* a datacenter the fleet knows */
@@ -60,6 +90,23 @@ typedef struct gf_gamesim_opts {
     int64_t join_timeout_ms; /* 0 = 10 s: tokens not all there by then = aborted match */
     bool adapter;            /* act on FleetScaleRequests */
     bool no_auto_join;       /* tokens only through gf_gamesim_join() */
+    int workers;             /* threads running the servers, 1..64; 0 = 1 (real servers run
+                                in parallel: a benchmark with many servers needs several) */
+    int64_t heartbeat_ms;    /* 0 = what the register reply says; > 0 overrides it (benchmarks
+                                that keep thousands of servers quieter than the fleet asks) */
+    /* Play (optional): each match lasts a uniform time in [play_ms, play_max_ms] when
+     * play_max_ms > play_ms; while it plays, its players produce on_event calls at
+     * events_per_player_s each (Poisson: kills 40 %, scores 40 %, zone changes 20 %),
+     * and a match reports one crash with probability crash_chance. Seeded by `seed`
+     * and the server's number, so a server's matches draw the same sequence on every
+     * run; on_event is called on the worker thread, with the simulator's lock held:
+     * it must not call back into the simulator (publishing is fine). */
+    int64_t play_max_ms;
+    double events_per_player_s;
+    double crash_chance;
+    uint64_t seed;
+    void (*on_event)(void *arg, const gf_gamesim_event *e);
+    void *event_arg;
 } gf_gamesim_opts;
 
 typedef struct gf_gamesim_stats {
@@ -69,9 +116,10 @@ typedef struct gf_gamesim_stats {
     uint64_t tokens_ok, tokens_bad;
     uint64_t allocations_gone; /* allocation withdrawn before its tokens came (aborted) */
     uint64_t scale_requests, started, woken, hibernated, hibernate_refused;
-    uint32_t servers;     /* running (registered or starting) */
-    uint32_t free, busy;  /* of the running ones */
-    uint32_t hibernating; /* stopped by the adapter, can be woken */
+    uint64_t events, crashes; /* on_event calls, of which crash reports */
+    uint32_t servers;         /* running (registered or starting) */
+    uint32_t free, busy;      /* of the running ones */
+    uint32_t hibernating;     /* stopped by the adapter, can be woken */
 } gf_gamesim_stats;
 
 gf_err gf_gamesim_start(natsConnection *nc, const gf_gamesim_opts *opts, gf_gamesim **out);

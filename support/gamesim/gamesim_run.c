@@ -14,7 +14,7 @@
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
-#include "gamefn/v1/ticket.pb-c.h"
+#include "gamefn/v1/match.pb-c.h"
 #include "gamefn/wire_error.h"
 #include "gamesim_internal.h"
 
@@ -70,7 +70,9 @@ static void do_register(gf_gamesim *s, sim_server *sv)
         sv->register_at = now + 1000;
     } else if (sv->phase == SIM_STARTING) {
         sv->phase = SIM_RUNNING;
-        if (rep->heartbeat_interval_ms)
+        if (s->o.heartbeat_ms > 0)
+            sv->interval_ms = s->o.heartbeat_ms;
+        else if (rep->heartbeat_interval_ms)
             sv->interval_ms = rep->heartbeat_interval_ms;
         sv->next_heartbeat = now + sv->interval_ms;
         gf__sim_set_keys(s, rep->join_keys, rep->n_join_keys);
@@ -129,65 +131,61 @@ static void do_heartbeat(gf_gamesim *s, sim_server *sv, const char *finished, ui
         gamefn__v1__heartbeat_reply__free_unpacked(rep, NULL);
 }
 
-/* What a ticket says about the match: its tokens (ASSIGNED to it), not yet (still
- * CLAIMED by it), or gone (anything else: the match was aborted). */
-typedef enum { T_READY, T_WAIT, T_GONE } ticket_view;
+/* What the match's commit record (matches/<match_id>) says: committed on this server
+ * (its tokens are there), not yet decided, or gone (aborted, or committed on another
+ * server by an earlier delivery: this allocation is withdrawn). */
+typedef enum { T_READY, T_WAIT, T_GONE } match_view;
 
-static ticket_view read_ticket(gf_gamesim *s, const char *ticket_id, const char *match,
-                               Gamefn__V1__TicketRecord **out)
+static match_view read_outcome(gf_gamesim *s, const sim_server *sv, const char *match,
+                               Gamefn__V1__MatchOutcome **out)
 {
     kvEntry *e = NULL;
     *out = NULL;
-    if (kvStore_Get(&e, s->tickets, ticket_id) != NATS_OK)
-        return T_WAIT;
-    Gamefn__V1__TicketRecord *t =
-        gamefn__v1__ticket_record__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
+    if (kvStore_Get(&e, s->matches, match) != NATS_OK)
+        return T_WAIT; /* not decided yet (or not readable now: asked again) */
+    Gamefn__V1__MatchOutcome *o =
+        gamefn__v1__match_outcome__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
     kvEntry_Destroy(e);
-    ticket_view v = T_GONE;
-    if (t && t->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED && t->assignment &&
-        strcmp(t->assignment->match_id, match) == 0)
+    match_view v = T_GONE;
+    if (o && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
         v = T_READY;
-    else if (t && t->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED && t->claim &&
-             strcmp(t->claim->match_id, match) == 0)
-        v = T_WAIT;
+        for (size_t i = 0; i < o->n_assignments && v == T_READY; i++)
+            if (strcmp(o->assignments[i]->server_id, sv->id) != 0)
+                v = T_GONE;
+    }
     if (v == T_READY)
-        *out = t;
-    else
-        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+        *out = o;
+    else if (o)
+        gamefn__v1__match_outcome__free_unpacked(o, NULL);
     return v;
 }
 
-/* The players of the match present their tokens, the way real clients would: each
- * from its ticket's Assignment. */
-static void do_collect(gf_gamesim *s, sim_server *sv, const char *match, sim_ids *tickets)
+/* The players of the match present their tokens, the way real clients would: each the
+ * token of its ticket's Assignment, here read from the commit record that holds every
+ * assignment of the match (one read, whatever the number of tickets; the tickets carry
+ * the same assignments once ASSIGNED). */
+static void do_collect(gf_gamesim *s, sim_server *sv, const char *match)
 {
-    Gamefn__V1__TicketRecord **got = calloc(tickets->n ? tickets->n : 1, sizeof *got);
-    ticket_view worst = T_READY;
-    for (size_t i = 0; got && i < tickets->n && worst != T_GONE; i++) {
-        ticket_view v = read_ticket(s, tickets->v[i], match, &got[i]);
-        if (v > worst)
-            worst = v;
-    }
-    if (got && worst == T_READY)
-        for (size_t i = 0; i < tickets->n; i++)
-            for (size_t k = 0; k < got[i]->assignment->n_tokens; k++) {
-                const Gamefn__V1__JoinToken *t = got[i]->assignment->tokens[k];
-                gf_err err = gf_gamesim_join(s, sv->id, t->player_id, t->token.data, t->token.len);
-                if (err != GF_OK)
-                    gf_log_warn("sim server refused a token", "server=%s player=%s err=%s", sv->id,
-                                t->player_id, gf_err_str(err));
-            }
-    for (size_t i = 0; got && i < tickets->n; i++)
-        gamefn__v1__ticket_record__free_unpacked(got[i], NULL);
-    free(got);
+    Gamefn__V1__MatchOutcome *o = NULL;
+    match_view v = read_outcome(s, sv, match, &o);
+    for (size_t i = 0; o && i < o->n_assignments; i++)
+        for (size_t k = 0; k < o->assignments[i]->n_tokens; k++) {
+            const Gamefn__V1__JoinToken *t = o->assignments[i]->tokens[k];
+            gf_err err = gf_gamesim_join(s, sv->id, t->player_id, t->token.data, t->token.len);
+            if (err != GF_OK)
+                gf_log_warn("sim server refused a token", "server=%s player=%s err=%s", sv->id,
+                            t->player_id, gf_err_str(err));
+        }
+    if (o)
+        gamefn__v1__match_outcome__free_unpacked(o, NULL);
 
     int64_t now = gf_clock_mono_ms();
     pthread_mutex_lock(&s->lock);
     if (strcmp(sv->match_id, match) == 0) {
-        if (worst == T_READY) {
+        if (v == T_READY) {
             sv->playing = true;
-            sv->play_until = s->o.play_ms < 0 ? INT64_MAX : now + s->o.play_ms;
-        } else if (worst == T_GONE || now >= sv->collect_until) {
+            gf__sim_play_start(s, sv, now);
+        } else if (v == T_GONE || now >= sv->collect_until) {
             sv->gone = true; /* aborted: the fleet frees us; keep heartbeating */
             s->stats.allocations_gone++;
         } else {
@@ -202,7 +200,6 @@ typedef enum { ACT_NONE, ACT_REGISTER, ACT_HEARTBEAT, ACT_FINISH, ACT_COLLECT } 
 static void server_step(gf_gamesim *s, sim_server *sv, int64_t now)
 {
     char match[GF_WIRE_ID_MAX + 1] = "";
-    sim_ids tickets = {0};
     uint32_t players = 0;
     sim_action act = ACT_NONE;
     pthread_mutex_lock(&s->lock);
@@ -210,21 +207,16 @@ static void server_step(gf_gamesim *s, sim_server *sv, int64_t now)
         act = ACT_REGISTER;
     } else if (sv->phase == SIM_RUNNING) {
         players = (uint32_t)sv->joined.n;
+        if (sv->playing && !sv->finishing)
+            gf__sim_play_events(s, sv, now);
         if (sv->match_id[0] && sv->playing && !sv->finishing && now >= sv->play_until) {
             act = ACT_FINISH;
             sv->finishing = true;
             snprintf(match, sizeof match, "%s", sv->match_id);
         } else if (sv->match_id[0] && !sv->playing && !sv->gone && !s->o.no_auto_join &&
                    now >= sv->next_collect) {
-            /* Copy the ticket ids: the callback may replace them meanwhile. */
-            tickets.v = calloc(sv->tickets.n ? sv->tickets.n : 1, sizeof *tickets.v);
-            for (size_t i = 0; tickets.v && i < sv->tickets.n; i++)
-                if ((tickets.v[i] = strdup(sv->tickets.v[i])))
-                    tickets.n++;
-            if (tickets.v && tickets.n == sv->tickets.n) {
-                act = ACT_COLLECT;
-                snprintf(match, sizeof match, "%s", sv->match_id);
-            }
+            act = ACT_COLLECT;
+            snprintf(match, sizeof match, "%s", sv->match_id);
         } else if (now >= sv->next_heartbeat) {
             act = ACT_HEARTBEAT;
         }
@@ -241,12 +233,11 @@ static void server_step(gf_gamesim *s, sim_server *sv, int64_t now)
         do_heartbeat(s, sv, "", players);
         break;
     case ACT_COLLECT:
-        do_collect(s, sv, match, &tickets);
+        do_collect(s, sv, match);
         break;
     case ACT_NONE:
         break;
     }
-    gf__sim_ids_free(&tickets);
 }
 
 /* ---- the adapter -------------------------------------------------------------------- */
@@ -331,15 +322,16 @@ static void adapter_dc(gf_gamesim *s, size_t d, int64_t now)
 
 void *gf__sim_worker(void *arg)
 {
-    gf_gamesim *s = arg;
+    const sim_worker *w = arg;
+    gf_gamesim *s = w->s;
     while (!atomic_load(&s->stop)) {
         int64_t now = gf_clock_mono_ms();
-        for (size_t d = 0; s->o.adapter && d < s->n_dcs; d++)
+        for (size_t d = 0; w->index == 0 && s->o.adapter && d < s->n_dcs; d++)
             adapter_dc(s, d, now);
         pthread_mutex_lock(&s->lock);
         size_t n = s->n_sv;
         pthread_mutex_unlock(&s->lock);
-        for (size_t i = 0; i < n && !atomic_load(&s->stop); i++) {
+        for (size_t i = w->index; i < n && !atomic_load(&s->stop); i += w->n) {
             pthread_mutex_lock(&s->lock);
             sim_server *sv = s->sv[i];
             pthread_mutex_unlock(&s->lock);

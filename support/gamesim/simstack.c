@@ -19,8 +19,8 @@ static const char config_template[] = "nats:\n"
                                       "  level: %s\n"
                                       "runtime:\n"
                                       "  drain_timeout: 5s\n"
-                                      "  fetch_batch: 8\n"
-                                      "  max_in_flight: 8\n"
+                                      "  fetch_batch: %d\n"
+                                      "  max_in_flight: %d\n"
                                       "  fetch_expiry: 1s\n"
                                       "  heartbeat: 250ms\n"
                                       "jetstream:\n"
@@ -84,8 +84,9 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
         return -1;
     }
     fprintf(f, config_template, o->url, o->log_level ? o->log_level : "info",
-            o->backoff ? o->backoff : "[2s, 2s, 5s]", o->heartbeat ? o->heartbeat : "500ms",
-            (long long)(3 * interval_ms),
+            o->max_in_flight > 0 ? o->max_in_flight : 8,
+            o->max_in_flight > 0 ? o->max_in_flight : 8, o->backoff ? o->backoff : "[2s, 2s, 5s]",
+            o->heartbeat ? o->heartbeat : "500ms", (long long)(3 * interval_ms),
             o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
             o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
             o->allocator_extra ? o->allocator_extra : "",
@@ -115,15 +116,14 @@ static char *unconst(const char *s)
     return (char *)(uintptr_t)s;
 }
 
-size_t gf_simstack_ticket(const char *ticket_id, const char *match_id, int64_t queued_ms,
-                          int64_t now_ms, uint8_t *buf)
+size_t gf_simstack_record(const gf_simstack_rec *r, uint8_t *buf)
 {
     char player[80];
-    snprintf(player, sizeof player, "p-%s", ticket_id);
+    snprintf(player, sizeof player, "p-%s", r->ticket_id);
     Gamefn__V1__PartyMember pm = GAMEFN__V1__PARTY_MEMBER__INIT;
     Gamefn__V1__PartyMember *members[] = {&pm};
-    pm.player_id = player;
-    pm.rating = 1500;
+    pm.player_id = r->player_id ? unconst(r->player_id) : player;
+    pm.rating = r->rating;
     Gamefn__V1__DatacenterPing p1 = GAMEFN__V1__DATACENTER_PING__INIT,
                                p2 = GAMEFN__V1__DATACENTER_PING__INIT;
     Gamefn__V1__DatacenterPing *pings[] = {&p1, &p2};
@@ -132,27 +132,52 @@ size_t gf_simstack_ticket(const char *ticket_id, const char *match_id, int64_t q
     p2.datacenter = "us";
     p2.ping_ms = 90;
     Gamefn__V1__Claim claim = GAMEFN__V1__CLAIM__INIT;
-    claim.matcher_id = "sim-matcher";
-    claim.match_id = unconst(match_id);
-    claim.lease_expires_unix_ms = now_ms + 60000;
-    claim.claimed_unix_ms = now_ms;
+    Gamefn__V1__Assignment a = GAMEFN__V1__ASSIGNMENT__INIT;
     Gamefn__V1__TicketRecord t = GAMEFN__V1__TICKET_RECORD__INIT;
-    t.ticket_id = unconst(ticket_id);
-    t.idempotency_key = unconst(ticket_id);
+    t.ticket_id = unconst(r->ticket_id);
+    t.idempotency_key = unconst(r->ticket_id);
     t.queue = "duel";
     t.members = members;
     t.n_members = 1;
     t.pings = pings;
     t.n_pings = 2;
     t.region = "eu";
-    t.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED;
-    t.reason = GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCHED;
-    t.created_unix_ms = queued_ms;
-    t.queued_unix_ms = queued_ms;
-    t.updated_unix_ms = now_ms;
-    t.expires_unix_ms = now_ms + 600000;
-    t.claim = &claim;
+    t.state = r->state;
+    t.created_unix_ms = r->queued_ms;
+    t.queued_unix_ms = r->queued_ms;
+    t.updated_unix_ms = r->now_ms;
+    t.expires_unix_ms = r->expires_ms ? r->expires_ms : r->now_ms + 600000;
+    if (r->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED) {
+        claim.matcher_id = "sim-matcher";
+        claim.match_id = unconst(r->match_id);
+        claim.lease_expires_unix_ms = r->lease_ms ? r->lease_ms : r->now_ms + 60000;
+        claim.claimed_unix_ms = r->now_ms;
+        t.claim = &claim;
+        t.reason = GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCHED;
+    } else if (r->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED) {
+        a.match_id = unconst(r->match_id);
+        a.ticket_id = unconst(r->ticket_id);
+        a.server_id = "sim-server";
+        a.datacenter = unconst(r->datacenter ? r->datacenter : "eu");
+        a.address = "127.0.0.1";
+        a.port = 7000;
+        a.assigned_unix_ms = r->now_ms;
+        t.assignment = &a;
+        t.reason = GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCHED;
+    }
     return gamefn__v1__ticket_record__pack(&t, buf);
+}
+
+size_t gf_simstack_ticket(const char *ticket_id, const char *match_id, int64_t queued_ms,
+                          int64_t now_ms, uint8_t *buf)
+{
+    gf_simstack_rec r = {.ticket_id = ticket_id,
+                         .rating = 1500,
+                         .state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED,
+                         .match_id = match_id,
+                         .queued_ms = queued_ms,
+                         .now_ms = now_ms};
+    return gf_simstack_record(&r, buf);
 }
 
 size_t gf_simstack_match(const char *match_id, char *const *tickets, size_t n,

@@ -26,6 +26,7 @@ typedef struct gf_simstack_opts {
                                     timeout is three of them */
     const char *functions_extra; /* more functions: sections (e.g. intake, ticker, matcher),
                                     indented by two spaces */
+    int max_in_flight;           /* runtime.max_in_flight and fetch_batch (0: 8) */
 } gf_simstack_opts;
 
 /* Writes <dir>/test.key, <dir>/test.pub (pk, 32 bytes, may be NULL) and the config at
@@ -37,14 +38,32 @@ int gf_simstack_provision(const char *build_dir, const char *config_path, const 
 
 /* What the matcher would have written, for feeding the allocator without one. */
 
-/* A packed TicketRecord, CLAIMED by `match_id`, one player "p-<ticket_id>", pings
- * eu 20 ms and us 90 ms, queued at queued_ms. Returns the length written into buf
+/* A ticket record in any state: one player, pings eu 20 ms and us 90 ms, queue duel. */
+typedef struct gf_simstack_rec {
+    const char *ticket_id;
+    const char *player_id; /* NULL: "p-<ticket_id>" */
+    double rating;
+    int state;              /* TicketState */
+    const char *match_id;   /* CLAIMED: the claim's; ASSIGNED: the assignment's */
+    const char *datacenter; /* ASSIGNED: the assignment's (NULL: "eu") */
+    int64_t queued_ms;      /* also created_unix_ms */
+    int64_t now_ms;         /* updated, claimed and assigned time */
+    int64_t expires_ms;     /* 0: now_ms + 600000 */
+    int64_t lease_ms;       /* CLAIMED: lease expiry (0: now_ms + 60000) */
+} gf_simstack_rec;
+
+/* Packs it into buf (4096 bytes are enough); returns the length. */
+size_t gf_simstack_record(const gf_simstack_rec *r, uint8_t *buf);
+
+/* A packed TicketRecord, CLAIMED by `match_id`, one player "p-<ticket_id>" rated 1500,
+ * pings eu 20 ms and us 90 ms, queued at queued_ms. Returns the length written into buf
  * (4096 bytes are enough). */
 size_t gf_simstack_ticket(const char *ticket_id, const char *match_id, int64_t queued_ms,
                           int64_t now_ms, uint8_t *buf);
 
 /* A packed Match of `n` one-player tickets (players "p-<ticket_id>"), one per team,
- * formed at now_ms, with `datacenters` (comma-separated, best first, at most 8).
+ * formed at now_ms (claims' lease until now_ms + 60 s), with `datacenters`
+ * (comma-separated, best first, at most 8).
  * Returns the length written into buf (8192 bytes are enough for n <= 16). */
 size_t gf_simstack_match(const char *match_id, char *const *tickets, size_t n,
                          const char *datacenters, int64_t now_ms, uint8_t *buf);

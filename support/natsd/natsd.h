@@ -27,6 +27,14 @@
 typedef struct gf_natsd gf_natsd;
 typedef struct gf_natsd_cluster gf_natsd_cluster;
 
+/* The event subject mapping of deploy/local/nats.conf.in (docs/PROTOCOL.md §9), for
+ * gf_natsd_opts.extra_config of tests and benchmarks of the event log. */
+#define GF_NATSD_EVENT_MAPPING                                                                     \
+    "mappings {\n"                                                                                 \
+    "  \"gamefn.v1.event.*.*\": "                                                                  \
+    "\"gamefn.v1.evp.{{partition(16,1)}}.{{wildcard(1)}}.{{wildcard(2)}}\"\n"                      \
+    "}\n"
+
 typedef struct gf_natsd_opts {
     bool no_jetstream;        /* JetStream is on unless this is set */
     const char *extra_config; /* appended to the generated config file (e.g. mappings {...}) */

@@ -16,6 +16,7 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 
 #include "natsd_dir.h"
+#include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,31 +40,7 @@ static const char *tmp_base(void)
 /* Field 22 of /proc/<pid>/stat: start time in clock ticks after boot. */
 static int start_time(pid_t pid, unsigned long long *out)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may contain spaces */
-    if (!p)
-        return -1;
-    p++;
-    for (int field = 3; field <= 22; field++) {
-        while (*p == ' ')
-            p++;
-        if (field == 22) {
-            char *end = NULL;
-            *out = strtoull(p, &end, 10);
-            return end != p ? 0 : -1;
-        }
-        p = strchr(p, ' ');
-        if (!p)
-            return -1;
-    }
-    return -1;
+    return gf_proc_stat_field(pid, 22, out);
 }
 
 static int pid_namespace(char *buf, size_t size)

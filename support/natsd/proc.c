@@ -340,3 +340,32 @@ out:
     free(buf);
     fclose(f);
 }
+
+int gf_proc_stat_field(pid_t pid, int field, unsigned long long *out)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f || field < 3)
+        return f ? (fclose(f), -1) : -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the command name may contain spaces */
+    if (!p)
+        return -1;
+    p++;
+    for (int at = 3; at <= field; at++) {
+        while (*p == ' ')
+            p++;
+        if (at == field) {
+            char *end = NULL;
+            *out = strtoull(p, &end, 10);
+            return end != p ? 0 : -1;
+        }
+        p = strchr(p, ' ');
+        if (!p)
+            return -1;
+    }
+    return -1;
+}

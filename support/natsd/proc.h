@@ -46,4 +46,8 @@ void gf_proc_dump_log(const gf_proc *p, int max_lines);
 /* Same for any file (used for server logs that outlive one gf_proc). */
 void gf_proc_dump_file(const char *path, int max_lines);
 
+/* Field `field` (numbered as in proc(5), 3 and up: 14 utime, 15 stime, 22 starttime, in
+ * clock ticks) of /proc/<pid>/stat, of any process. 0, or -1 (gone, or no such field). */
+int gf_proc_stat_field(pid_t pid, int field, unsigned long long *out);
+
 #endif

@@ -17,6 +17,18 @@
 #include "gamefn/wire_error.h"
 #include "simstack.h"
 
+const char fleet_duel_functions[] = "  intake:\n"
+                                    "    pending_grace: 2s\n"
+                                    "  ticker:\n"
+                                    "    interval: 100ms\n"
+                                    "  matcher:\n"
+                                    "    matchmaking:\n"
+                                    "      datacenters:\n"
+                                    "        - {name: eu, region: eu}\n"
+                                    "        - {name: us, region: na}\n"
+                                    "      queues:\n"
+                                    "        - {name: duel, mode: hybrid, shape: 1v1}\n";
+
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
 {
     static const fleet_env_opts none = {0};
@@ -32,6 +44,9 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .allocator_extra = o->allocator_extra,
         .backoff = o->backoff,
         .functions_extra = o->functions_extra,
+        .heartbeat = o->heartbeat,
+        .deadline = o->deadline,
+        .max_in_flight = o->max_in_flight,
     };
     assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */
@@ -179,9 +194,15 @@ void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_i
 void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
                          const char *datacenters)
 {
+    fleet_publish_match_at(e, match_id, tickets, n, datacenters, gf_clock_unix_ms());
+}
+
+void fleet_publish_match_at(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
+                            const char *datacenters, int64_t created_ms)
+{
     uint8_t buf[8192];
     assert_true(n <= 16);
-    size_t len = gf_simstack_match(match_id, tickets, n, datacenters, gf_clock_unix_ms(), buf);
+    size_t len = gf_simstack_match(match_id, tickets, n, datacenters, created_ms, buf);
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = match_id;

@@ -31,6 +31,9 @@ typedef struct fleet_env_opts {
     const char *allocator_extra; /* more functions.allocator keys */
     const char *backoff;         /* MATCHES/allocator backoff, default "[2s, 2s, 5s]" */
     const char *functions_extra; /* more functions: sections (intake, ticker, matcher) */
+    const char *heartbeat;       /* functions.fleet.heartbeat_interval (timeout: 3 of them) */
+    const char *deadline;        /* functions.allocator.deadline */
+    int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
 } fleet_env_opts;
 
 typedef struct fleet_env {
@@ -38,6 +41,10 @@ typedef struct fleet_env {
     kvStore *tickets, *fleet, *players, *matches;
     uint8_t pk[32]; /* the join key's public half */
 } fleet_env;
+
+/* functions_extra for the whole service: intake (pending_grace 2s), ticker (100 ms) and
+ * matcher with datacenters eu (region eu) and us (na) and one queue, duel (hybrid 1v1). */
+extern const char fleet_duel_functions[];
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
 void fleet_env_free(fleet_env *e);
@@ -72,6 +79,9 @@ void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_i
  * datacenters listed (comma-separated, best first). */
 void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
                          const char *datacenters);
+/* The same, formed at created_ms (its claims' lease ends 60 s later). */
+void fleet_publish_match_at(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
+                            const char *datacenters, int64_t created_ms);
 
 Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id);
 /* Waits until the ticket is in `state` (timeout_ms); returns it (caller frees) or fails. */

@@ -120,6 +120,26 @@ void th_add_stream(jsCtx *js, const char *name, const char *subject, int replica
     assert_int_equal(s, NATS_OK);
 }
 
+natsSubscription *th_pull_consumer(jsCtx *js, const char *stream, jsConsumerConfig *cc)
+{
+    natsStatus s = NATS_ERR;
+    jsErrCode jerr = 0;
+    for (int64_t until = gf_clock_mono_ms() + 20000; gf_clock_mono_ms() < until;) {
+        if ((s = js_AddConsumer(NULL, js, stream, cc, NULL, &jerr)) == NATS_OK)
+            break;
+        nats_Sleep(200); /* a new leader may still be settling */
+    }
+    if (s != NATS_OK)
+        fail_msg("add consumer on %s: %s (%d)", stream, nats_GetLastError(NULL), (int)jerr);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.Consumer = cc->Durable;
+    natsSubscription *sub = NULL;
+    assert_int_equal(js_PullSubscribe(&sub, js, NULL, cc->Durable, NULL, &so, &jerr), NATS_OK);
+    return sub;
+}
+
 uint64_t th_stream_msgs(jsCtx *js, const char *name)
 {
     jsStreamInfo *si = NULL;

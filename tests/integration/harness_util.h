@@ -28,6 +28,9 @@ jsCtx *th_js(natsConnection *nc); /* API wait 2 s; caller destroys */
 /* File stream on one subject, retried for up to 10 s while a new cluster settles. */
 void th_add_stream(jsCtx *js, const char *name, const char *subject, int replicas);
 uint64_t th_stream_msgs(jsCtx *js, const char *name);
+/* Creates the durable cc->Durable on `stream` (retried for up to 20 s while a new leader
+ * settles) and binds a pull subscription to it (asserted); caller destroys. */
+natsSubscription *th_pull_consumer(jsCtx *js, const char *stream, jsConsumerConfig *cc);
 /* Publishes "m-<i>" ids [from, to) with Msg-Id, each retried every 50 ms until acked
  * or the deadline (gf_clock_mono_ms); counts retries. 0 or -1. */
 int th_publish_range(jsCtx *js, const char *subject, int from, int to, long long deadline,

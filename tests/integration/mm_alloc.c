@@ -93,9 +93,12 @@ static void settle_one(mm_alloc *a, const char *id, const Gamefn__V1__MatchOutco
         }
         free(buf);
         gf_ticket_free(rec);
-        if (s == NATS_OK || strstr(nats_GetLastError(NULL), "wrong last sequence"))
-            return; /* written, nothing to write, or someone else moved first: re-read */
+        if (s == NATS_OK)
+            return; /* written, or nothing to write */
+        fprintf(stderr, "fake allocator: ticket %s of %s: write at %llu failed: %s\n", id,
+                o->match_id, (unsigned long long)rev, nats_GetLastError(NULL));
     }
+    fprintf(stderr, "fake allocator: ticket %s of %s: given up\n", id, o->match_id);
 }
 
 /* Writes what `o` means for every ticket of the match still claimed by it. */

@@ -7,10 +7,12 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
+#include "gamefn/tickets/config.h"
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/record.h"
-#include "gamefn/clock.h"
 #include "mm_support.h"
+#include "mmcheck.h"
 
 #define ST(x) GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
 #define RS(x) GAMEFN__V1__TICKET_REASON__TICKET_REASON_##x
@@ -44,6 +46,22 @@ static seen *lookup(book *b, const char *id)
     return s;
 }
 
+/* Message `seq` of `stream`: retried, and a test failure if it cannot be read (a skipped
+ * revision would make an earlier state look like the last one). */
+static natsMsg *get_msg(gf_fnenv *env, const char *stream, uint64_t seq)
+{
+    natsMsg *m = NULL;
+    natsStatus s = NATS_OK;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if ((s = js_GetMsg(&m, env->js, stream, seq, NULL, NULL)) == NATS_OK)
+            return m;
+        gf_clock_sleep_ms(100);
+    }
+    fail_msg("%s: message %llu unreadable: %s", stream, (unsigned long long)seq,
+             natsStatus_GetText(s));
+    return NULL;
+}
+
 /* Waits until the mirror holds everything the bucket does. */
 static uint64_t caught_up(gf_fnenv *env, const char *audit, const char *bucket, uint64_t *first)
 {
@@ -69,9 +87,7 @@ static void read_tickets(gf_fnenv *env, book *b, mm_audit *out)
 {
     uint64_t first = 0, last = caught_up(env, "AUDIT_TICKETS", "tickets", &first);
     for (uint64_t seq = first; seq <= last && last > 0; seq++) {
-        natsMsg *m = NULL;
-        if (js_GetMsg(&m, env->js, "AUDIT_TICKETS", seq, NULL, NULL) != NATS_OK)
-            continue;
+        natsMsg *m = get_msg(env, "AUDIT_TICKETS", seq);
         Gamefn__V1__TicketRecord *r = NULL;
         const char *subj = natsMsg_GetSubject(m);
         const char *key = strrchr(subj, '.') + 1;
@@ -103,14 +119,35 @@ static void read_tickets(gf_fnenv *env, book *b, mm_audit *out)
         out->assigned += b->t[i].state == ST(ASSIGNED);
 }
 
+/* Every revision of ticket `id` to stderr (when something about it is wrong). */
+static void dump_history(gf_fnenv *env, const char *id)
+{
+    uint64_t first = 0, last = caught_up(env, "AUDIT_TICKETS", "tickets", &first);
+    for (uint64_t seq = first; seq <= last && last > 0; seq++) {
+        natsMsg *m = get_msg(env, "AUDIT_TICKETS", seq);
+        const char *subj = natsMsg_GetSubject(m);
+        Gamefn__V1__TicketRecord *r = NULL;
+        if (strcmp(strrchr(subj, '.') + 1, id) == 0 &&
+            gf_ticket_decode((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
+                             id, &r, NULL) == GF_OK)
+            fprintf(stderr, "audit:   rev %llu %s %s match '%s' updated %lld\n",
+                    (unsigned long long)seq, gf_ticket_state_name(r->state),
+                    gf_ticket_reason_name(r->reason),
+                    r->claim        ? r->claim->match_id
+                    : r->assignment ? r->assignment->match_id
+                                    : "",
+                    (long long)r->updated_unix_ms);
+        gf_ticket_free(r);
+        natsMsg_Destroy(m);
+    }
+}
+
 static void read_matches(gf_fnenv *env, book *b, mm_audit *out)
 {
     uint64_t first = 0, last = caught_up(env, "AUDIT_MATCHES", "matches", &first);
     for (uint64_t seq = first; seq <= last && last > 0; seq++) {
-        natsMsg *m = NULL;
+        natsMsg *m = get_msg(env, "AUDIT_MATCHES", seq);
         Gamefn__V1__MatchOutcome *o = NULL;
-        if (js_GetMsg(&m, env->js, "AUDIT_MATCHES", seq, NULL, NULL) != NATS_OK)
-            continue;
         if (gf_outcome_decode((const uint8_t *)natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m),
                               NULL, &o, NULL) == GF_OK) {
             if (o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
@@ -124,6 +161,9 @@ static void read_matches(gf_fnenv *env, book *b, mm_audit *out)
                                 "'%s', last claim '%s')\n",
                                 o->match_id, s->id, gf_ticket_state_name(s->state), s->assigned,
                                 s->match);
+                        fprintf(stderr, "audit:   committed by %s at %lld\n", o->decided_by,
+                                (long long)o->decided_unix_ms);
+                        dump_history(env, s->id);
                     }
                 }
             } else if (o->abort_reason ==
@@ -167,4 +207,35 @@ void mm_audit_print(const mm_audit *a)
             a->tickets, a->revisions, a->double_claims, a->returns_dropped, a->returns_expired,
             a->assigned, a->assigned_twice, a->committed, a->aborted_expired, a->aborted_cancelled,
             a->aborted_other, a->half_assigned, a->live_players);
+}
+
+void mm_check_clean(gf_fnenv *env, int64_t grace_ms)
+{
+    gf_config *cfg = NULL;
+    gf_config_error cerr;
+    gf_mm_tables tables;
+    char why[256];
+    assert_int_equal(gf_mm_config_load(env->config_path, &cfg, &cerr), GF_OK);
+    const gf_mm_config *mm = gf_config_function(cfg);
+    assert_int_equal(gf_mm_tables_build(&mm->matchmaking, &tables, why, sizeof why), GF_OK);
+    gf_mmcheck *m = NULL;
+    gf_mmcheck_opts o = {.queues = &tables.cfg, .grace_ms = grace_ms};
+    assert_int_equal(gf_mmcheck_run(env->nc, env->js, &o, &m), GF_OK);
+    gf_mmcheck_print(m);
+    static const char *const zero[] = {
+        "double_claims",         "players_in_two_matches",
+        "tickets_lost",          "limit_violations",
+        "half_assigned_matches", "assigned_without_commit",
+        "terminal_changed",      "match_outcome_rewritten",
+        "bad_records",           "players_in_two_live_tickets",
+    };
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) {
+        const gf_check_count *c = gf_check_report_find(m->report, zero[i]);
+        assert_non_null(c);
+        if (c->checked && c->count != 0)
+            fail_msg("checker: %s = %llu", zero[i], (unsigned long long)c->count);
+    }
+    assert_true(gf_check_report_find(m->report, "limit_violations")->checked);
+    gf_mmcheck_free(m);
+    gf_config_free(cfg);
 }

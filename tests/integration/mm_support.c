@@ -201,11 +201,6 @@ uint64_t mm_bucket_seq(gf_fnenv *env, const char *bucket)
 
 /* ---- pushes ------------------------------------------------------------------------ */
 
-typedef struct mm_push {
-    char id[72];
-    int state, reason;
-} mm_push;
-
 struct mm_pushes {
     natsSubscription *sub;
     mm_push *items;
@@ -239,6 +234,11 @@ static void drain(mm_pushes *p, int timeout_ms)
             snprintf(it->id, sizeof it->id, "%s", st->ticket_id);
             it->state = st->state;
             it->reason = st->reason;
+            it->has_limits = st->limits != NULL;
+            it->skill_gap = st->limits ? st->limits->skill_gap : 0;
+            it->ping_ms = st->limits ? st->limits->ping_ms : 0;
+            it->skill_ignored = st->limits && st->limits->skill_ignored;
+            it->estimated_wait_ms = st->estimated_wait_ms;
             gamefn__v1__ticket_status__free_unpacked(st, NULL);
         }
         natsMsg_Destroy(m);
@@ -254,6 +254,18 @@ bool mm_pushes_wait(mm_pushes *p, const char *id, int state, int reason, int tim
             if (strcmp(p->items[i].id, id) == 0 && p->items[i].state == state &&
                 (reason == 0 || p->items[i].reason == reason))
                 return true;
+        }
+    }
+    return false;
+}
+
+bool mm_pushes_last(mm_pushes *p, const char *id, mm_push *out)
+{
+    drain(p, 0);
+    for (size_t i = p->n; i-- > 0;) {
+        if (strcmp(p->items[i].id, id) == 0) {
+            *out = p->items[i];
+            return true;
         }
     }
     return false;

@@ -59,10 +59,21 @@ uint64_t mm_bucket_seq(gf_fnenv *env, const char *bucket);
 
 /* Collects status pushes (subscription on gamefn.v1.ticket.status.>). */
 typedef struct mm_pushes mm_pushes;
+/* One push as received: its state, reason and (QUEUED diagnostics) limits and estimate. */
+typedef struct mm_push {
+    char id[72];
+    int state, reason;
+    bool has_limits, skill_ignored;
+    double skill_gap;
+    uint32_t ping_ms;
+    uint32_t estimated_wait_ms;
+} mm_push;
 mm_pushes *mm_pushes_start(gf_fnenv *env);
 /* Waits up to timeout_ms for a push for `id` with `state` (and `reason` unless 0). */
 bool mm_pushes_wait(mm_pushes *p, const char *id, int state, int reason, int timeout_ms);
 size_t mm_pushes_count(mm_pushes *p, const char *id);
+/* The latest push received for `id`; false when none. */
+bool mm_pushes_last(mm_pushes *p, const char *id, mm_push *out);
 void mm_pushes_free(mm_pushes *p);
 
 /* A fake allocator for tests without the allocator function: a durable pull consumer on
@@ -92,5 +103,13 @@ typedef struct mm_audit {
 } mm_audit;
 void mm_audit_run(gf_fnenv *env, mm_audit *out);
 void mm_audit_print(const mm_audit *a);
+
+/* The independent checker (gamefn/check/check.h, through support/mmcheck) over the
+ * AUDIT_* mirrors, with the test config's queue table: fails the test unless every
+ * matchmaking count is 0 (double claims, players in two matches or two live tickets,
+ * lost tickets, limit violations, half-assigned matches, assignments without a commit,
+ * changed terminal states, rewritten commit records, undecodable records). grace_ms: 0
+ * = the checker's 5 s (how long past its deadline a ticket may still be live). */
+void mm_check_clean(gf_fnenv *env, int64_t grace_ms);
 
 #endif

@@ -169,21 +169,9 @@ char **pt_read_ids(jsCtx *js, const char *stream, uint64_t expect)
     cc.AckPolicy = js_AckExplicit;
     cc.DeliverPolicy = js_DeliverAll;
     cc.MaxAckPending = (int64_t)expect + 1000;
+    natsSubscription *sub = th_pull_consumer(js, stream, &cc);
     natsStatus s = NATS_ERR;
     jsErrCode jerr = 0;
-    for (int64_t until = gf_clock_mono_ms() + 20000; gf_clock_mono_ms() < until;) {
-        if ((s = js_AddConsumer(NULL, js, stream, &cc, NULL, &jerr)) == NATS_OK)
-            break;
-        nats_Sleep(200); /* a new leader may still be settling */
-    }
-    if (s != NATS_OK)
-        fail_msg("add consumer on %s: %s (%d)", stream, nats_GetLastError(NULL), (int)jerr);
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = stream;
-    so.Consumer = durable;
-    natsSubscription *sub = NULL;
-    assert_int_equal(js_PullSubscribe(&sub, js, NULL, durable, NULL, &so, &jerr), NATS_OK);
     char **ids = calloc(expect ? expect : 1, sizeof *ids);
     assert_non_null(ids);
     uint64_t got = 0;

@@ -6,7 +6,8 @@
  *     reports game over, becomes FREE, and the players are released;
  *   - the best datacenter has no free server: the next one is used;
  *   - no server anywhere: the tickets go back to QUEUED with their queue time, reason
- *     NO_SERVER, and the match is ABORTED;
+ *     NO_SERVER, and the match is ABORTED; a Match whose claims' lease is over when it is
+ *     picked up is aborted (CLAIM_EXPIRED) without waiting for a server;
  *   - a stale server (no heartbeat, not swept yet) is never allocated;
  *   - a server dies mid-match: it is removed and its players released;
  *   - SIGKILL of the allocator at every step: the match ends completed or returned,
@@ -209,6 +210,22 @@ static void datacenter_fallback_and_no_server(void **state)
     assert_int_equal(fleet_outcome_state(&e, "m-none"), ABORTED);
     /* A returned ticket keeps its players record: it is still the player's ticket. */
     assert_true(fleet_player_exists(&e, "p-t-3"));
+
+    /* A Match picked up after its claims' lease (from a backlog) is not started: aborted
+     * CLAIM_EXPIRED, as a matcher would, without waiting for a server. */
+    fleet_claim_ticket(&e, "t-5", "m-late", queued);
+    fleet_claim_ticket(&e, "t-6", "m-late", queued);
+    char *t56[] = {"t-5", "t-6"};
+    start = gf_clock_mono_ms();
+    fleet_publish_match_at(&e, "m-late", t56, 2, "eu,us", gf_clock_unix_ms() - 61000);
+    t = fleet_wait_ticket(&e, "t-5", QUEUED, 10000);
+    assert_int_equal(t->reason, GAMEFN__V1__TICKET_REASON__TICKET_REASON_CLAIM_EXPIRED);
+    assert_int_equal(t->queued_unix_ms, queued);
+    assert_true(gf_clock_mono_ms() - start < 400); /* no wait for a server */
+    gamefn__v1__ticket_record__free_unpacked(t, NULL);
+    t = fleet_wait_ticket(&e, "t-6", QUEUED, 5000);
+    gamefn__v1__ticket_record__free_unpacked(t, NULL);
+    assert_int_equal(fleet_outcome_state(&e, "m-late"), ABORTED);
 
     stack_down(&e, sim, &alloc, &fleet);
 }

@@ -25,10 +25,7 @@
 static void options(gf_fnenv_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->server_config = "mappings {\n"
-                       "  \"gamefn.v1.event.*.*\": "
-                       "\"gamefn.v1.evp.{{partition(16,1)}}.{{wildcard(1)}}.{{wildcard(2)}}\"\n"
-                       "}\n";
+    o->server_config = GF_NATSD_EVENT_MAPPING;
     o->streams = "    - name: EVENTS\n"
                  "      subjects: [\"gamefn.v1.evp.>\"]\n"
                  "    - name: EVENTCOUNT_RESETS\n"

@@ -3,7 +3,8 @@
  * against a real nats-server: the file passes `nats-server -t`; echo runs under its
  * user; a gateway with its own inbox prefix gets answers but cannot reach discovery or
  * the JetStream API; a function user (the FUNCTION block) can create a stream but not
- * delete one; and a hostile reply subject changes nothing, through either layer.
+ * delete one; a hostile reply subject changes nothing, through either layer; and the
+ * auditor runs `gamefn check` over thousands of audit records with read access only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,11 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_support.h"
 #include "fn_support.h"
+#include "gamefn/clock.h"
+#include "gamefn/v1/ticket.pb-c.h"
 
 #define ECHO "functions/echo/gamefn-echo"
 
-static const char *const users[] = {"ADMIN", "ECHO", "ALLOCATOR", "GATEWAY", "GAMESERVER"};
+static const char *const users[] = {"ADMIN",   "ECHO",       "ALLOCATOR",
+                                    "GATEWAY", "GAMESERVER", "AUDITOR"};
 
 static char accounts_path[512];
 
@@ -137,6 +142,105 @@ static void roles_under_the_shipped_users(void **state)
     gf_fnenv_free(&env);
 }
 
+/* A QUEUED ticket record, live for an hour, published to $KV.tickets.<id>. */
+static void queued_ticket(jsCtx *js, int i, int64_t now)
+{
+    char id[32], player[32], subject[64];
+    snprintf(id, sizeof id, "t%d", i);
+    snprintf(player, sizeof player, "p%d", i);
+    Gamefn__V1__TicketRecord r = GAMEFN__V1__TICKET_RECORD__INIT;
+    Gamefn__V1__PartyMember m = GAMEFN__V1__PARTY_MEMBER__INIT, *mp = &m;
+    m.player_id = player;
+    r.ticket_id = id;
+    r.queue = "duel";
+    r.n_members = 1;
+    r.members = &mp;
+    r.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED;
+    r.created_unix_ms = r.queued_unix_ms = now;
+    r.expires_unix_ms = now + 3600000;
+    uint8_t buf[256];
+    size_t len = gamefn__v1__ticket_record__pack(&r, buf);
+    snprintf(subject, sizeof subject, "$KV.tickets.%s", id);
+    assert_int_equal(js_PublishAsync(js, subject, buf, (int)len, NULL), NATS_OK);
+}
+
+/* `gamefn check` as the auditor: read-only access is enough, flow control included (the
+ * mirror holds more than an ordered consumer receives before its first flow-control
+ * request); the gateway, without JetStream access, gets a clear failure. */
+static void auditor_runs_gamefn_check(void **state)
+{
+    enum { N = 20000 };
+    gf_fnenv_opts opts = {
+        .server_config = read_file(accounts_path),
+        .nats = "  user: auditor\n  password: pw-AUDITOR\n",
+        .no_client = true,
+    };
+    gf_fnenv env;
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
+    /* A function user creates the bucket, its mirror and EVENTS, and writes the records. */
+    natsConnection *fn = connect_as(&env, "allocator", NULL);
+    jsCtx *js = NULL;
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 5000;
+    jo.PublishAsync.MaxPending = 4096;
+    jo.PublishAsync.StallWait = 10000;
+    assert_int_equal(natsConnection_JetStream(&js, fn, &jo), NATS_OK);
+    kvConfig kc;
+    kvStore *kv = NULL;
+    kvConfig_Init(&kc);
+    kc.Bucket = "tickets";
+    kc.History = 5;
+    assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
+    kvStore_Destroy(kv);
+    jsStreamConfig sc;
+    jsStreamSource src;
+    jsStreamConfig_Init(&sc);
+    jsStreamSource_Init(&src);
+    src.Name = "KV_tickets";
+    sc.Name = "AUDIT_TICKETS";
+    sc.Mirror = &src;
+    assert_int_equal(js_AddStream(NULL, js, &sc, NULL, NULL), NATS_OK);
+    assert_int_equal(gf_fnenv_add_stream(js, "EVENTS", "gamefn.v1.evp.>"), NATS_OK);
+    int64_t now = gf_clock_unix_ms();
+    for (int i = 0; i < N; i++)
+        queued_ticket(js, i, now);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 30000;
+    assert_int_equal(js_PublishAsyncComplete(js, &po), NATS_OK);
+    /* No wait for the mirror: the checker waits until it holds what its bucket does. */
+    cli_result r = cli_run(&env, NULL, "check", "--json", "--settle", "1s", NULL);
+    if (r.code != 0)
+        fail_msg("check as the auditor exited %d:\n%s", r.code, r.out);
+    json_t *j = cli_json(&r); /* only the JSON: no permission error on stderr either */
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "totals"), "tickets")),
+                     N);
+    json_decref(j);
+    cli_result_free(&r);
+
+    char *gateway[] = {"GAMEFN_NATS_USER=gateway", "GAMEFN_NATS_PASSWORD=pw-GATEWAY", NULL};
+    r = cli_run(&env, gateway, "check", NULL);
+    if (r.code == 0 || !strstr(r.out, "JetStream"))
+        fail_msg("check as the gateway exited %d:\n%s", r.code, r.out);
+    cli_result_free(&r);
+    /* The ticket commands' inbox prefix, _INBOX.gw, is the gateway's: the answer (here "no
+     * responders", no intake runs) reaches it; another prefix hears nothing. */
+    r = cli_run(&env, gateway, "ticket", "get", "t1", NULL);
+    if (r.code != 6)
+        fail_msg("ticket get as the gateway exited %d:\n%s", r.code, r.out);
+    cli_result_free(&r);
+    r = cli_run(&env, gateway, "--inbox-prefix", "_INBOX.other", "ticket", "get", "t1", "--timeout",
+                "1s", NULL);
+    if (r.code != 5)
+        fail_msg("ticket get on another inbox prefix exited %d:\n%s", r.code, r.out);
+    cli_result_free(&r);
+
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(fn);
+    gf_fnenv_free(&env);
+}
+
 int main(void)
 {
     const char *src = getenv("GAMEFN_SOURCE_DIR");
@@ -146,6 +250,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_file_passes_nats_server_t),
         cmocka_unit_test(roles_under_the_shipped_users),
+        cmocka_unit_test(auditor_runs_gamefn_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -436,8 +436,30 @@ static void test_bad_requests_change_nothing(void **state)
     free(pg);
     free(pp);
 
-    /* The intake still serves, and nothing was written. */
+    /* A party larger than the queue's teams; a repeated player; garbage to cancel and
+     * get; a malformed ticket id. */
+    mm_ticket party = {.key = "k-party",
+                       .queue = "duel",
+                       .players = {"ann", "bob"},
+                       .nplayers = 2,
+                       .rating = 1500,
+                       .pings = "eu-west:20"};
+    assert_int_equal(mm_create(&f->env, &party, &r, field, sizeof field), E(INVALID_ARGUMENT));
+    assert_string_equal(field, "members");
+    party.queue = "pair";
+    party.players[1] = "ann";
+    assert_int_equal(mm_create(&f->env, &party, &r, field, sizeof field), E(INVALID_ARGUMENT));
+    assert_string_equal(field, "members[1].player_id");
+    assert_int_equal(mm_call(&f->env, GF_WIRE_SUBJ_TICKET_CANCEL, garbage, sizeof garbage, NULL,
+                             NULL, field, sizeof field),
+                     E(INVALID_ARGUMENT));
+    assert_int_equal(mm_call(&f->env, GF_WIRE_SUBJ_TICKET_GET, garbage, sizeof garbage, NULL, NULL,
+                             field, sizeof field),
+                     E(INVALID_ARGUMENT));
     Gamefn__V1__TicketStatus *none = NULL;
+    assert_int_equal(mm_get(&f->env, "not.a.token", &none), E(INVALID_ARGUMENT));
+
+    /* The intake still serves, and nothing was written. */
     assert_int_equal(mm_get(&f->env, "0123", &none), E(NOT_FOUND));
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), t0);
     assert_int_equal(mm_bucket_seq(&f->env, "players"), p0);

@@ -4,6 +4,7 @@
  *  - two tickets are claimed, published and assigned; a lonely ticket gets QUEUED pushes
  *    with the engine's reason, its limits and no estimate;
  *  - a ticket past its TTL ends TIMED_OUT and its players record is cleared;
+ *  - a tick with a lease token lower than one seen (a paused former ticker) is dropped;
  *  - two matchers fed the same ticks race for the same tickets: claims decide, and
  *    every ticket still ends in exactly one match;
  *  - a matcher SIGKILLed between its claims: the claims' lease passes, another matcher
@@ -66,8 +67,8 @@ static bool until_state(gf_fnenv *env, mm_alloc *a, const char *id, int state, i
     return false;
 }
 
-/* Publishes one tick for `group` as a ticker would. */
-static void tick(gf_fnenv *env, const char *group, int64_t seq)
+/* Publishes one tick for `group` as a ticker holding lease token `token` would. */
+static void tick_as(gf_fnenv *env, const char *group, int64_t seq, uint64_t token)
 {
     char subject[128], buf[32];
     natsMsg *m = NULL;
@@ -75,9 +76,16 @@ static void tick(gf_fnenv *env, const char *group, int64_t seq)
     assert_int_equal(natsMsg_Create(&m, subject, NULL, NULL, 0), NATS_OK);
     snprintf(buf, sizeof buf, "%lld", (long long)seq);
     natsMsgHeader_Set(m, "Gamefn-Tick-Seq", buf);
-    natsMsgHeader_Set(m, "Gamefn-Lease-Token", "1");
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)token);
+    natsMsgHeader_Set(m, "Gamefn-Lease-Token", buf);
     assert_int_equal(natsConnection_PublishMsg(env->nc, m), NATS_OK);
     natsMsg_Destroy(m);
+}
+
+/* Publishes one tick for `group` as the ticker holding the first lease would. */
+static void tick(gf_fnenv *env, const char *group, int64_t seq)
+{
+    tick_as(env, group, seq, 1);
 }
 
 /* The service under test: its nats-server, intake, matchers, ticker, the fake
@@ -148,6 +156,16 @@ static void test_match_and_assign(void **state)
     assert_true(n2 > n1);      /* periodic... */
     assert_true(n2 - n1 <= 4); /* ...at most every status_interval (ticks are 100 ms) */
     assert_int_equal(mm_state(env, lone), ST(QUEUED));
+    /* ...with its current limits (hybrid: both curves, from their bases up) and no wait
+     * estimate (its queue has formed no match yet). */
+    mm_push last;
+    assert_true(mm_pushes_last(pushes, lone, &last));
+    assert_int_equal(last.state, ST(QUEUED));
+    assert_true(last.has_limits);
+    assert_false(last.skill_ignored);
+    assert_true(last.skill_gap >= 50 && last.skill_gap <= 600);
+    assert_true(last.ping_ms >= 35 && last.ping_ms <= 180);
+    assert_int_equal(last.estimated_wait_ms, 0);
 
     down(&sk);
 }
@@ -186,6 +204,32 @@ static void test_ttl_expiry(void **state)
     down(&sk);
 }
 
+/* The ticker's fencing: once a matcher has seen lease token 5 for a group, a tick with a
+ * lower token (a former leader, paused, that resumed) is dropped; the current leader's
+ * ticks are served. */
+static void test_stale_lease_ticks_dropped(void **state)
+{
+    (void)state;
+    static stack sk;
+    up(&sk, NULL, 1, false);
+    gf_fnenv *env = &sk.env;
+    char a[80], b[80];
+    tick_as(env, "duel", 1, 5); /* the current leader's token, seen first */
+    create(env, "duel", "sam", 1500, a, sizeof a);
+    create(env, "duel", "sue", 1505, b, sizeof b);
+    gf_clock_sleep_ms(300); /* the mirror holds both */
+    for (int k = 0; k < 3; k++) {
+        tick_as(env, "duel", 2 + k, 4); /* the paused former leader */
+        gf_clock_sleep_ms(200);
+    }
+    assert_int_equal(mm_state(env, a), ST(QUEUED));
+    assert_int_equal(mm_state(env, b), ST(QUEUED));
+    tick_as(env, "duel", 5, 5);
+    assert_true(mm_pushes_wait(sk.pushes, a, ST(CLAIMED), RS(MATCHED), 5000));
+    assert_true(mm_pushes_wait(sk.pushes, b, ST(CLAIMED), RS(MATCHED), 5000));
+    down(&sk);
+}
+
 /* Every ticket in ids[0..n) reaches ASSIGNED within timeout_ms (the allocator runs and,
  * without a ticker, the test ticks `group` every 200 ms). */
 static bool all_assigned(gf_fnenv *env, mm_alloc *a, char (*ids)[80], size_t n, const char *group,
@@ -205,9 +249,11 @@ static bool all_assigned(gf_fnenv *env, mm_alloc *a, char (*ids)[80], size_t n, 
     return done == n;
 }
 
-static void assert_clean(const mm_audit *au)
+/* The tests' own audit (mm_audit.c) and the independent checker agree: nothing broken. */
+static void assert_clean(gf_fnenv *env, const mm_audit *au)
 {
     mm_audit_print(au);
+    mm_check_clean(env, 0);
     assert_int_equal(au->double_claims, 0);
     assert_int_equal(au->assigned_twice, 0);
     assert_int_equal(au->half_assigned, 0);
@@ -239,7 +285,7 @@ static void test_replicas_race(void **state)
             tick(env, "pair", 1 + k); /* the queue group gives them to both matchers */
         assert_true(all_assigned(env, alloc, ids, N, "pair", 20000));
         mm_audit_run(env, &au);
-        assert_clean(&au);
+        assert_clean(env, &au);
         assert_int_equal(au.assigned, (size_t)N * (size_t)(round + 1));
     }
     down(&sk);
@@ -279,7 +325,7 @@ static void test_sigkill_between_claims(void **state)
     assert_true(all_assigned(env, sk.alloc, ids, N, NULL, 30000));
     mm_audit au;
     mm_audit_run(env, &au);
-    assert_clean(&au);
+    assert_clean(env, &au);
     assert_int_equal(au.assigned, N);
     if (claimed > 0) /* the kill landed among the claims: released through the record */
         assert_true(au.returns_expired > 0 && au.aborted_expired > 0);
@@ -347,9 +393,10 @@ static void test_cancel_races_claim(void **state)
             gamefn__v1__ticket_status__free_unpacked(st, NULL);
         assert_true(code[i] == 0 || code[i] == E(FAILED_PRECONDITION));
     }
-    /* Quiet: the allocator has taken every match (a claim it never saw is released by
-     * its lease, 10 s). */
-    for (int waited = 0; waited < 15000; waited += 200) {
+    /* Quiet: the allocator has taken every match (a claim it never saw, or a match it
+     * committed without writing the tickets, is settled by a matcher once its lease of
+     * 10 s passed: wait that long in wall-clock time, not in loop steps). */
+    for (int64_t until = gf_clock_mono_ms() + 15000; gf_clock_mono_ms() < until;) {
         mm_alloc_step(alloc, 100);
         bool claimed = false;
         for (int i = 0; i < ROUNDS && !claimed; i++)
@@ -364,7 +411,7 @@ static void test_cancel_races_claim(void **state)
     }
     mm_audit au;
     mm_audit_run(env, &au);
-    assert_clean(&au);
+    assert_clean(env, &au);
     /* Each cancel that met a claim aborted its match; the partner was told. */
     fprintf(stderr, "cancels that met a claim: %zu\n", au.aborted_cancelled);
     assert_true(au.returns_dropped >= au.aborted_cancelled);
@@ -374,9 +421,16 @@ static void test_cancel_races_claim(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_match_and_assign),     cmocka_unit_test(test_ttl_expiry),
-        cmocka_unit_test(test_replicas_race),        cmocka_unit_test(test_sigkill_between_claims),
-        cmocka_unit_test(test_resync_after_restart), cmocka_unit_test(test_cancel_races_claim),
+        cmocka_unit_test(test_match_and_assign),
+        cmocka_unit_test(test_ttl_expiry),
+        cmocka_unit_test(test_stale_lease_ticks_dropped),
+        cmocka_unit_test(test_replicas_race),
+        cmocka_unit_test(test_sigkill_between_claims),
+        cmocka_unit_test(test_resync_after_restart),
+        cmocka_unit_test(test_cancel_races_claim),
     };
+    const char *only = getenv("GAMEFN_TEST_FILTER"); /* e.g. test_cancel_races_claim */
+    if (only && only[0])
+        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

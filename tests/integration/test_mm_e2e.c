@@ -22,18 +22,6 @@
 
 #define ASSIGNED GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 
-static const char matchmaking[] = "  intake:\n"
-                                  "    pending_grace: 2s\n"
-                                  "  ticker:\n"
-                                  "    interval: 100ms\n"
-                                  "  matcher:\n"
-                                  "    matchmaking:\n"
-                                  "      datacenters:\n"
-                                  "        - {name: eu, region: eu}\n"
-                                  "        - {name: us, region: na}\n"
-                                  "      queues:\n"
-                                  "        - {name: duel, mode: hybrid, shape: 1v1}\n";
-
 /* Creates a ticket for `player` under `key`; returns its id (static buffer per call). */
 static void create(fleet_env *e, const char *key, const char *player, char *id, size_t size)
 {
@@ -64,7 +52,7 @@ static void tickets_to_game_and_back(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0}, intake = {0}, ticker = {0}, matcher = {0};
-    fleet_env_opts o = {.functions_extra = matchmaking};
+    fleet_env_opts o = {.functions_extra = fleet_duel_functions};
     fleet_env_start(&e, &o);
     fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
     fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);

@@ -550,7 +550,7 @@ static void test_stream_sources(void **state)
 
 /* A mirror of a KV bucket (the AUDIT_* streams): every write, compare-and-set
  * included, is copied with the bucket's own sequence (= the key's revision); the
- * mirror cannot change in place. */
+ * mirror cannot change in place, and it does not answer the bucket's direct gets. */
 static void test_stream_mirror(void **state)
 {
     fixture *f = *state;
@@ -565,9 +565,28 @@ static void test_stream_mirror(void **state)
     assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
     nats_Sleep(300); /* the mirror's consumer starts asynchronously */
 
+    /* The mirror does not answer the bucket's direct gets (nats-server would make it, were
+     * the bucket direct when the mirror was created), and the bucket is direct again. */
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, f->js, "AUD_M", NULL, NULL), NATS_OK);
+    assert_false(si->Config->MirrorDirect);
+    jsStreamInfo_Destroy(si);
+    assert_int_equal(js_GetStreamInfo(&si, f->js, "KV_aud_m", NULL, NULL), NATS_OK);
+    assert_true(si->Config->AllowDirect);
+    jsStreamInfo_Destroy(si);
+
     kvStore *kv = NULL;
     uint64_t rev = 0, rev1 = 0;
     assert_int_equal(js_KeyValue(&kv, f->js, "aud_m"), NATS_OK);
+    /* A read right after each write sees it (a mirror answering would lag). */
+    for (int i = 0; i < 500; i++) {
+        char key[16];
+        kvEntry *e = NULL;
+        snprintf(key, sizeof key, "r%d", i);
+        assert_int_equal(kvStore_Create(NULL, kv, key, "x", 1), NATS_OK);
+        assert_int_equal(kvStore_Get(&e, kv, key), NATS_OK);
+        kvEntry_Destroy(e);
+    }
     assert_int_equal(kvStore_PutString(NULL, kv, "other", "x"), NATS_OK);
     assert_int_equal(kvStore_Create(&rev1, kv, "k1", "v1", 2), NATS_OK);
     assert_int_equal(kvStore_Update(&rev, kv, "k1", "v2", 2, rev1), NATS_OK);
@@ -577,7 +596,7 @@ static void test_stream_mirror(void **state)
     po.MsgId = "cas-k1-3";
     assert_int_equal(js_Publish(NULL, f->js, "$KV.aud_m.k1", "v3", 2, &po, NULL), NATS_OK);
     assert_int_equal(kvStore_Delete(kv, "k1"), NATS_OK);
-    assert_int_equal(stream_msgs_eventually(f, "AUD_M", 5), 5);
+    assert_int_equal(stream_msgs_eventually(f, "AUD_M", 505), 505);
     natsMsg *m = NULL;
     assert_int_equal(js_GetMsg(&m, f->js, "AUD_M", rev1, NULL, NULL), NATS_OK);
     assert_string_equal(natsMsg_GetSubject(m), "$KV.aud_m.k1");

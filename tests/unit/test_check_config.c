@@ -39,8 +39,9 @@ static gf_err check(const char *yaml, gf_config_error *err)
 
 static void registry_knows_every_function(void **state)
 {
-    static const char *const expected[] = {"echo",    "intake", "ticker",
-                                           "matcher", "fleet",  "allocator"};
+    static const char *const expected[] = {"echo",  "intake",    "ticker", "matcher",
+                                           "fleet", "allocator", "dlq",    "leaderboard",
+                                           "lag",   "analytics", "crashes"};
     size_t n = 0;
     const gf_config_section *s = gf_cli_functions(&n);
     assert_int_equal(n, sizeof expected / sizeof expected[0]);
@@ -100,8 +101,17 @@ static const bad_case bad[] = {
      "required key is missing"},
     {"functions:\n  echo: {}\n  echoo: {}\n", 3, 3, "functions.echoo",
      "unknown function 'echoo' (did you mean 'echo'?)"},
-    {"functions:\n  leaderboard: {}\n", 2, 3, "functions.leaderboard",
-     "unknown function 'leaderboard' (known: echo, intake, ticker, matcher, fleet, allocator)"},
+    {"functions:\n  nonesuch: {}\n", 2, 3, "functions.nonesuch",
+     "unknown function 'nonesuch' (known: echo, intake, ticker, matcher, fleet, allocator, dlq, "
+     "leaderboard, lag, analytics, crashes)"},
+    {"functions:\n  leaderboard: {}\n", 2, 16, "functions.leaderboard.boards",
+     "required key is missing"},
+    {"functions:\n  leaderboard:\n    boards: [{name: a}, {name: a}]\n", 3, 13,
+     "functions.leaderboard.boards", "listed twice"},
+    {"functions:\n  leaderboard:\n    boards: [{name: a, operator: max}]\n", 3, 34,
+     "functions.leaderboard.boards[0].operator", "max"},
+    {"functions:\n  lag:\n    warning: 10\n    critical: 5\n", 4, 15, "functions.lag.critical",
+     "must be at least warning (10)"},
     {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
 };
 

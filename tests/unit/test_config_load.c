@@ -274,6 +274,8 @@ static const sem_case semantic[] = {
     {"nats:\n  password: p\n", 2, 13, "nats.password", "password is set but user is not"},
     {"nats:\n  reconnect_wait: 10s\n", 2, 3, "nats.reconnect_max_wait",
      "must be at least reconnect_wait"},
+    {"nats:\n  inbox_prefix: \"_INBOX.gw.\"\n", 2, 17, "nats.inbox_prefix", "no empty token"},
+    {"nats:\n  inbox_prefix: \"_INBOX.*\"\n", 2, 17, "nats.inbox_prefix", "no wildcards"},
     /* runtime */
     {"runtime:\n  heartbeat: 3s\n", 2, 14, "runtime.heartbeat", "at most half of fetch_expiry"},
     {"runtime:\n  instance_id: \"a.b\"\n", 2, 16, "runtime.instance_id",
@@ -484,7 +486,7 @@ static void shipped_config_loads(void **state)
     assert_int_equal(cfg->runtime.drain_timeout_ms, 10000);
 
     /* The assets fixed in the design (prompts/assets.txt). */
-    assert_int_equal(cfg->jetstream.streams_len, 7);
+    assert_int_equal(cfg->jetstream.streams_len, 9);
     const gf_stream_config *ev = gf_config_stream(cfg, "EVENTS");
     assert_non_null(ev);
     assert_string_equal(ev->subjects[0], "gamefn.v1.evp.>");
@@ -502,12 +504,19 @@ static void shipped_config_loads(void **state)
     assert_non_null(dlq);
     assert_string_equal(dlq->subjects[0], "gamefn.v1.dlq.>");
     assert_int_equal(dlq->max_age_ms, 30 * 86400000LL);
+    assert_int_equal(dlq->duplicate_window_ms, 3600000);
+    const gf_stream_config *snaps = gf_config_stream(cfg, "LB_SNAPSHOTS");
+    assert_non_null(snaps);
+    assert_string_equal(snaps->subjects[0], "gamefn.v1.lb.snapshot.>");
     const gf_stream_config *adv = gf_config_stream(cfg, "ADVISORIES");
     assert_non_null(adv);
     assert_int_equal(adv->subjects_len, 2);
     assert_string_equal(adv->subjects[0], "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>");
     assert_string_equal(adv->subjects[1], "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>");
     assert_int_equal(adv->max_age_ms, 7 * 86400000LL);
+    const gf_stream_config *alerts = gf_config_stream(cfg, "ALERTS");
+    assert_non_null(alerts);
+    assert_string_equal(alerts->subjects[0], "gamefn.v1.alert.>");
     /* The matchmaking audit: one mirror per bucket. */
     const char *const audits[][2] = {{"AUDIT_TICKETS", "KV_tickets"},
                                      {"AUDIT_MATCHES", "KV_matches"},
@@ -528,15 +537,28 @@ static void shipped_config_loads(void **state)
     assert_int_equal(alloc->backoff_ms[0], 5000);
     assert_int_equal(alloc->backoff_ms[1], 15000);
     assert_int_equal(alloc->backoff_ms[2], 30000);
+    const gf_consumer_config *lb = gf_config_consumer(cfg, "EVENTS", "leaderboard");
+    assert_non_null(lb);
+    assert_int_equal(lb->partitions, 16);
+    assert_string_equal(lb->filter_subject, "gamefn.v1.evp.{partition}.>");
+    assert_non_null(gf_config_consumer(cfg, "ADVISORIES", "dlq"));
 
     static const struct {
         const char *name;
         int64_t history, ttl_ms;
-    } buckets[] = {{"tickets", 5, 3600000LL}, {"matches", 1, 86400000LL},
-                   {"fleet", 1, 0},           {"leases", 1, 0},
-                   {"players", 5, 0},         {"dedup", 1, 8 * 86400000LL}};
-    assert_int_equal(cfg->jetstream.buckets_len, 6);
-    for (size_t i = 0; i < 6; i++) {
+    } buckets[] = {{"tickets", 5, 3600000LL},
+                   {"matches", 1, 86400000LL},
+                   {"fleet", 1, 0},
+                   {"leases", 1, 0},
+                   {"players", 5, 0},
+                   {"dedup", 1, 8 * 86400000LL},
+                   {"leaderboard", 1, 0},
+                   {"dlq_reasons", 1, 7 * 86400000LL},
+                   {"lag", 1, 0},
+                   {"analytics", 1, 30 * 86400000LL},
+                   {"crashes", 1, 90 * 86400000LL}};
+    assert_int_equal(cfg->jetstream.buckets_len, 11);
+    for (size_t i = 0; i < 11; i++) {
         const gf_bucket_config *b = gf_config_bucket(cfg, buckets[i].name);
         assert_non_null(b);
         assert_int_equal(b->history, buckets[i].history);

@@ -88,14 +88,26 @@ static void revisions_and_ranges(void **state)
     assert_int_equal(fleet_table_put(t, "dc.a", 10, buf, len), GF_OK);
     assert_int_equal(fleet_table_get(t, "dc.a")->rec->state,
                      GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED);
+    /* The version counts servers coming free, what waiting allocators wait for: an
+     * allocation is not one, a FREE record after it is, a FREE one again is not. */
+    assert_int_equal(fleet_table_version(t), v);
+    len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
+                 NULL);
+    assert_int_equal(fleet_table_put(t, "dc.a", 11, buf, len), GF_OK);
     assert_true(fleet_table_version(t) > v);
+    v = fleet_table_version(t);
+    assert_int_equal(fleet_table_put(t, "dc.a", 12, buf, len), GF_OK);
+    assert_int_equal(fleet_table_version(t), v);
+    len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED, 0, now + 10000,
+                 10, "m-1");
+    assert_int_equal(fleet_table_put(t, "dc.a", 13, buf, len), GF_OK);
 
     /* Malformed values and values under another key are refused and forget the key. */
-    assert_int_equal(fleet_table_put(t, "dc.b", 11, (const uint8_t *)"\xff\xff", 2),
+    assert_int_equal(fleet_table_put(t, "dc.b", 14, (const uint8_t *)"\xff\xff", 2),
                      GF_ERR_INVALID);
     assert_null(fleet_table_get(t, "dc.b"));
     len = record(buf, "dc2", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now, 10, NULL);
-    assert_int_equal(fleet_table_put(t, "dc.zz", 12, buf, len), GF_ERR_INVALID);
+    assert_int_equal(fleet_table_put(t, "dc.zz", 15, buf, len), GF_ERR_INVALID);
     assert_null(fleet_table_get(t, "dc.zz"));
 
     /* Deletes: an older delete is ignored. */
@@ -108,7 +120,7 @@ static void revisions_and_ranges(void **state)
     fleet_candidate c;
     assert_true(fleet_table_find_match(t, "m-1", &c));
     assert_string_equal(c.key, "dc.a");
-    assert_int_equal(c.revision, 10);
+    assert_int_equal(c.revision, 13);
     fleet_candidates_free(&c, 1);
     assert_false(fleet_table_find_match(t, "m-2", &c));
     assert_false(fleet_table_find_match(t, "", &c));
@@ -141,23 +153,26 @@ static void candidates_order_and_filters(void **state)
         assert_string_equal(c[i].key, want[i]);
     fleet_candidates_free(c, n);
 
-    /* A match id rotates the first four; the rest keep their order; every allowed
+    /* A match id rotates the first 16 (here all seven, in their order); every allowed
      * server is still offered exactly once. */
-    int first_seen[4] = {0};
-    for (int m = 0; m < 64; m++) {
+    int first_seen[7] = {0};
+    for (int m = 0; m < 128; m++) {
         char mid[16];
         snprintf(mid, sizeof mid, "m-%d", m);
         n = fleet_table_candidates(t, "eu", 4, now, mid, c, 16);
         assert_int_equal(n, 7);
-        for (size_t i = 4; i < 7; i++)
-            assert_string_equal(c[i].key, want[i]);
-        for (size_t k = 0; k < 4; k++)
+        size_t lead = 7;
+        for (size_t k = 0; k < 7; k++)
             if (strcmp(c[0].key, want[k]) == 0)
-                first_seen[k]++;
+                lead = k;
+        assert_true(lead < 7);
+        first_seen[lead]++;
+        for (size_t i = 0; i < 7; i++)
+            assert_string_equal(c[i].key, want[(lead + i) % 7]);
         fleet_candidates_free(c, n);
     }
-    for (int k = 0; k < 4; k++)
-        assert_true(first_seen[k] > 0); /* every one of the first four leads sometimes */
+    for (int k = 0; k < 7; k++)
+        assert_true(first_seen[k] > 0); /* every one leads sometimes */
 
     /* max caps the copy; players above capacity filter. */
     n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 2);
@@ -168,6 +183,22 @@ static void candidates_order_and_filters(void **state)
     assert_int_equal(n, 0);
     n = fleet_table_candidates(t, "us", 1, now, NULL, c, 16);
     assert_int_equal(n, 0);
+
+    /* A lost compare-and-set marks its revision superseded: no candidate until the newer
+     * revision arrives; a mark on another revision does nothing. */
+    fleet_table_superseded(t, "eu.s10", 9);
+    fleet_table_superseded(t, "eu.s9", 9);
+    n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 16);
+    assert_int_equal(n, 6);
+    assert_string_equal(c[0].key, "eu.s10");
+    assert_string_equal(c[1].key, "eu.s8");
+    fleet_candidates_free(c, n);
+    size_t len =
+        record(buf, "eu", "s9", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 9, now + 1, 10, NULL);
+    assert_int_equal(fleet_table_put(t, "eu.s9", 20, buf, len), GF_OK);
+    n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 16);
+    assert_int_equal(n, 7);
+    fleet_candidates_free(c, n);
     fleet_table_free(t);
 }
 

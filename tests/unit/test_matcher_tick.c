@@ -8,8 +8,9 @@
  *    while the other match of the tick goes ahead;
  *  - a publish with an unknown outcome -> the match is aborted through the commit record
  *    (PUBLISH_UNKNOWN) and its claims released, unless the record says COMMITTED;
- *  - an expired claim -> aborted (CLAIM_EXPIRED) and released, or ASSIGNED when the
- *    record says COMMITTED;
+ *  - expired claims -> their matches aborted (CLAIM_EXPIRED; one commit record per match,
+ *    all in one batch) and the tickets released, or ASSIGNED when the record says
+ *    COMMITTED;
  *  - a QUEUED ticket past its TTL -> TIMED_OUT and its players records cleared.
  */
 #include <setjmp.h>
@@ -49,7 +50,7 @@ static struct {
     gf_err publish_err;          /* result of every PUBLISH */
     int outcome_state;           /* what gf_mmstore_abort_match finds */
     Gamefn__V1__Assignment *asg; /* the COMMITTED outcome's assignment (one ticket) */
-    int aborts, abort_reason, cleared, pushes;
+    int aborts, abort_batches, abort_reason, cleared, pushes;
     uint64_t next_rev;
 } fx;
 
@@ -125,6 +126,17 @@ gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_rea
     return err;
 }
 
+gf_err gf_mmstore_abort_matches(gf_mmstore *s, const char *const *match_ids, size_t n,
+                                int abort_reason, const char *decided_by, int64_t now_ms,
+                                Gamefn__V1__MatchOutcome **outs, gf_err *errs)
+{
+    fx.abort_batches++;
+    for (size_t i = 0; i < n; i++)
+        errs[i] = gf_mmstore_abort_match(s, match_ids[i], abort_reason, NULL, decided_by, now_ms,
+                                         &outs[i]);
+    return GF_OK;
+}
+
 void gf_mmstore_clear_players(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec)
 {
     fx.cleared++;
@@ -191,7 +203,7 @@ static mm_ref *ticket(const char *who, int64_t age_ms, const char *match_id, int
     r.members = mp;
     r.n_pings = 1;
     r.pings = pp;
-    k++;
+    k = (k + 1) % 16; /* the record copies them: a slot is reusable */
     char id[GF_TICKETS_ID_LEN + 1];
     gf_ticket_next next, claimed;
     uint8_t *buf = NULL;
@@ -353,8 +365,10 @@ static void test_expired_claim_and_ttl(void **state)
         int64_t now = gf_clock_unix_ms();
         fx.refs[0] = ticket("g", 3000, "m-dead", now - 10); /* lease passed */
         fx.refs[1] = ticket("h", 3000, "m-live", now + 60000);
-        fx.refs[2] = ticket("i", 6 * 60 * 1000, NULL, 0); /* past the 5 min TTL */
-        fx.nrefs = 3;
+        fx.refs[2] = ticket("i", 6 * 60 * 1000, NULL, 0);   /* past the 5 min TTL */
+        fx.refs[3] = ticket("j", 3000, "m-gone", now - 10); /* another expired match... */
+        fx.refs[4] = ticket("k", 3000, "m-dead", now - 10); /* ...and g's partner */
+        fx.nrefs = 5;
         Gamefn__V1__Assignment asg = GAMEFN__V1__ASSIGNMENT__INIT;
         asg.ticket_id = fx.refs[0]->rec->ticket_id;
         asg.server_id = "gs-1";
@@ -362,7 +376,8 @@ static void test_expired_claim_and_ttl(void **state)
         fx.outcome_state =
             committed ? GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED : 0;
         matcher_tick(m, &m->groups[0], 1);
-        assert_int_equal(fx.aborts, 1); /* only the expired claim's match */
+        assert_int_equal(fx.aborts, 2);        /* one per expired match, not per ticket */
+        assert_int_equal(fx.abort_batches, 1); /* all in one batch */
         assert_int_equal(fx.abort_reason,
                          GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED);
         const written *g = op_for(fx.refs[0]->rec->ticket_id, GF_MM_UPDATE, 0);
@@ -373,6 +388,13 @@ static void test_expired_claim_and_ttl(void **state)
         if (!committed)
             assert_int_equal(r->reason, RS(CLAIM_EXPIRED));
         gf_ticket_free(r);
+        /* The other expired claims too (the double's COMMITTED record names g only). */
+        for (size_t k = 3; k < 5 && !committed; k++) {
+            r = decoded(op_for(fx.refs[k]->rec->ticket_id, GF_MM_UPDATE, 0));
+            assert_int_equal(r->state, ST(QUEUED));
+            assert_int_equal(r->reason, RS(CLAIM_EXPIRED));
+            gf_ticket_free(r);
+        }
         assert_null(op_for(fx.refs[1]->rec->ticket_id, GF_MM_UPDATE, 0)); /* lease running */
         r = decoded(op_for(fx.refs[2]->rec->ticket_id, GF_MM_UPDATE, 0));
         assert_int_equal(r->state, ST(TIMED_OUT));

@@ -49,6 +49,8 @@ static void test_reply_parse(void **state)
         {"{\"error\":{\"code\":400,\"err_code\":10070,\"description\":\"wrong last msg ID: x\"}}", false, false, GF__PUB_API_ERROR, 0, false, 400, 10070, GF__PUB_CONFLICT},
         {"{\"error\":{\"code\":503,\"description\":\"proposal failed\"}}", false, false, GF__PUB_API_ERROR, 0, false, 503, 0, GF__PUB_RETRY},
         {"{\"error\":{\"code\":503,\"err_code\":10008,\"description\":\"JetStream system temporarily unavailable\"}}", false, false, GF__PUB_API_ERROR, 0, false, 503, 10008, GF__PUB_RETRY},
+        /* A full stream (discard new): 503 on the wire, but final. */
+        {"{\"error\":{\"code\":503,\"err_code\":10077,\"description\":\"maximum messages exceeded\"},\"stream\":\"S\",\"seq\":0}", false, false, GF__PUB_API_ERROR, 0, false, 503, 10077, GF__PUB_REFUSED},
         {"{\"error\":{\"code\":500,\"err_code\":10009,\"description\":\"not leader\"}}", false, false, GF__PUB_API_ERROR, 0, false, 500, 10009, GF__PUB_RETRY},
         {"{\"error\":{\"code\":400,\"err_code\":10054,\"description\":\"message size exceeds maximum allowed\"}}", false, false, GF__PUB_API_ERROR, 0, false, 400, 10054, GF__PUB_REFUSED},
         {"{\"error\":{\"code\":400}}", false, false, GF__PUB_API_ERROR, 0, false, 400, 0, GF__PUB_REFUSED},

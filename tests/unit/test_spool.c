@@ -71,27 +71,88 @@ static void restart_recovers_order_and_floor(void **state)
     gf_spool_close(sp);
 }
 
+static const gf_spool_fsync all_policies[] = {GF_SPOOL_FSYNC_ALWAYS, GF_SPOOL_FSYNC_INTERVAL,
+                                              GF_SPOOL_FSYNC_NEVER};
+
+/* A producer appends 30 records under `policy` in boot "boot-1" and dies; the spool is
+ * reopened in boot `boot_after`. Every record is back (a process crash loses nothing
+ * the OS has), the last one being base + 29. */
+static gf_spool *crash_and_reopen(sfx_env *e, gf_spool_fsync policy, const char *boot_after,
+                                  uint64_t base)
+{
+    e->cfg.fsync = policy;
+    e->cfg.seq_reserve = 100;
+    e->cfg.boot_id = "boot-1";
+    sfx_crash_after(&e->cfg, 30, 100);
+    e->cfg.boot_id = boot_after;
+    gf_spool *sp = sfx_open(&e->cfg);
+    size_t n = sfx_replay(sp, 0, e->seqs, 4096);
+    assert_int_equal(e->seqs[n - 1], base + 29);
+    return sp;
+}
+
 static void crash_keeps_every_record_under_each_policy(void **state)
 {
     sfx_env *e = *state;
-    static const gf_spool_fsync policies[] = {GF_SPOOL_FSYNC_ALWAYS, GF_SPOOL_FSYNC_INTERVAL,
-                                              GF_SPOOL_FSYNC_NEVER};
     uint64_t base = 1;
     for (size_t i = 0; i < 3; i++) {
-        e->cfg.fsync = policies[i];
-        e->cfg.seq_reserve = 100;
-        sfx_crash_after(&e->cfg, 30, 100);
-        gf_spool *sp = sfx_open(&e->cfg);
-        /* A process crash loses nothing the OS has: every record is back. */
-        size_t n = sfx_replay(sp, 0, e->seqs, 4096);
-        assert_int_equal(e->seqs[n - 1], base + 29);
+        /* In the same boot the counter continues right after the last one (no gap). */
+        gf_spool *sp = crash_and_reopen(e, all_policies[i], "boot-1", base);
+        assert_int_equal(gf_spool_next_seq(sp), base + 30);
+        gf_spool_stats st;
+        gf_spool_stats_get(sp, &st);
+        assert_int_equal(st.pending_at_open, 30);
+        assert_int_equal(gf_spool_ack(sp, base + 29), GF_OK);
+        base += 30;
+        gf_spool_close(sp);
+    }
+}
+
+/* After a reboot (another boot id) the tail the OS held may be gone: under interval
+ * and never the rest of the reservation is skipped, so no seq is ever reused. */
+static void reboot_skips_the_reservation(void **state)
+{
+    sfx_env *e = *state;
+    uint64_t base = 1;
+    for (size_t i = 0; i < 3; i++) {
+        /* Unknown ("") counts as another boot. */
+        gf_spool *sp = crash_and_reopen(e, all_policies[i], i == 2 ? "" : "boot-2", base);
         /* always: the counter continues exactly; otherwise past the reservation. */
-        uint64_t want = policies[i] == GF_SPOOL_FSYNC_ALWAYS ? base + 30 : base + 100;
+        uint64_t want = all_policies[i] == GF_SPOOL_FSYNC_ALWAYS ? base + 30 : base + 100;
         assert_int_equal(gf_spool_next_seq(sp), want);
         assert_int_equal(gf_spool_ack(sp, want - 1), GF_OK);
         base = want;
         gf_spool_close(sp);
     }
+    /* Acknowledged and deleted: the same boot continues above the floor. */
+    e->cfg.boot_id = "boot-3";
+    sfx_crash_after(&e->cfg, 5, 10);
+    gf_spool *sp = sfx_open(&e->cfg);
+    assert_int_equal(gf_spool_ack(sp, base + 4), GF_OK);
+    assert_int_equal(sfx_count_segments(e->dir), 0);
+    gf_spool_close(sp);
+    sp = sfx_open(&e->cfg);
+    assert_int_equal(gf_spool_next_seq(sp), base + 5);
+    gf_spool_close(sp);
+}
+
+/* A state file of version 1 (no boot field) is read, as written in an unknown boot. */
+static void version_1_state_file_is_read(void **state)
+{
+    sfx_env *e = *state;
+    e->cfg.fsync = GF_SPOOL_FSYNC_INTERVAL;
+    e->cfg.seq_reserve = 100;
+    e->cfg.boot_id = "boot-1";
+    sfx_crash_after(&e->cfg, 3, 10);
+    uint8_t v1[36] = {'G', 'F', 'S', 'P', 'O', 'O', 'L', '1', 1, 0, 0, 0};
+    gf_spool_put_le(v1 + 12, 1, 8);   /* ack floor */
+    gf_spool_put_le(v1 + 20, 100, 8); /* the reservation */
+    gf_spool_check(v1, 28, NULL, 0, v1 + 28);
+    sfx_write_file(e->state, v1, sizeof v1);
+    gf_spool *sp = sfx_open(&e->cfg);
+    assert_int_equal(gf_spool_next_seq(sp), 101);
+    assert_int_equal(sfx_replay(sp, 0, e->seqs, 4096), 2);
+    gf_spool_close(sp);
 }
 
 static void rotation_and_deletion(void **state)
@@ -310,7 +371,7 @@ static void malformed_state_file_refuses_to_open(void **state)
     const char *path = e->state;
     size_t len = 0;
     uint8_t *good = sfx_read_file(path, &len);
-    assert_int_equal(len, 36);
+    assert_int_equal(len, 52);
     uint8_t bad[64];
     gf_log_set_level(GF_LOG_OFF);            /* every refusal logs an error */
     for (size_t cut = 0; cut < len; cut++) { /* truncated */
@@ -400,6 +461,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(restart_recovers_order_and_floor, sfx_setup, sfx_teardown),
         cmocka_unit_test_setup_teardown(crash_keeps_every_record_under_each_policy, sfx_setup,
                                         sfx_teardown),
+        cmocka_unit_test_setup_teardown(reboot_skips_the_reservation, sfx_setup, sfx_teardown),
+        cmocka_unit_test_setup_teardown(version_1_state_file_is_read, sfx_setup, sfx_teardown),
         cmocka_unit_test_setup_teardown(rotation_and_deletion, sfx_setup, sfx_teardown),
         cmocka_unit_test_setup_teardown(counter_survives_deleting_every_segment, sfx_setup,
                                         sfx_teardown),

@@ -163,10 +163,18 @@ static void test_error_from_err(void **state)
     gf_wire_error e;
     assert_int_equal(gf_wire_error_from_err(&e, GF_ERR_CONFLICT, NULL, "claim lost"), GF_OK);
     assert_int_equal(e.code, C_CONFLICT);
-    assert_string_equal(e.message, "conflict: claim lost");
+    assert_string_equal(e.message, "claim lost"); /* the one format: no gf_err name */
     gf_wire_error_fini(&e);
     assert_int_equal(gf_wire_error_from_err(&e, GF_ERR_TIMEOUT, NULL, NULL), GF_OK);
     assert_string_equal(e.message, "timeout");
+    gf_wire_error_fini(&e);
+    /* With a field: "<field>: <what>", never the field twice. */
+    assert_int_equal(gf_wire_error_from_err(&e, GF_ERR_INVALID, "queue", "unknown queue x"), GF_OK);
+    assert_string_equal(e.message, "queue: unknown queue x");
+    assert_string_equal(e.field, "queue");
+    gf_wire_error_fini(&e);
+    assert_int_equal(gf_wire_error_from_err(&e, GF_ERR_INVALID, "queue", "queue: unknown"), GF_OK);
+    assert_string_equal(e.message, "queue: unknown");
     gf_wire_error_fini(&e);
     assert_int_equal(gf_wire_error_from_err(&e, GF_OK, NULL, "x"), GF_ERR_INVALID);
     assert_null(e.body);

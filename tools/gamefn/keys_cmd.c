@@ -36,6 +36,24 @@ static const char *flag(int argc, char **argv, int *i, const char *name)
     return argv[++*i];
 }
 
+const char gf_cli_keygen_help[] =
+    "usage: gamefn keygen [--key-id ID] [--dir DIR]\n"
+    "       gamefn keygen --secret FILE --public FILE\n\n"
+    "Makes an Ed25519 join-token key pair: DIR/ID.key (secret, mode 0600: the allocator's\n"
+    "functions.allocator.signing_key) and DIR/ID.pub (functions.fleet.join_keys[].public_key).\n"
+    "Refuses to overwrite a key. ID defaults to 'join', DIR to '.'.\n\n"
+    "exit: 0 written, 1 a file exists or cannot be written, 2 usage\n";
+
+const char gf_cli_verify_token_help[] =
+    "usage: gamefn verify-token (--public-key FILE | --keys) (--token HEX | --token-file FILE)\n"
+    "                           [--server ID] [--player ID] [--now UNIX_MS]\n\n"
+    "Checks a join token the way a game server does (docs/PROTOCOL.md §7): signature,\n"
+    "expiry, server, player; prints the claims and the verdict.\n\n"
+    "  --public-key FILE  the key to verify with\n"
+    "  --keys             ask the fleet (gamefn.v1.fleet.keys, NATS from the config) for\n"
+    "                     the current keys, with their retirement times\n\n"
+    "exit: 0 valid, 1 refused, 2 usage\n";
+
 int gf_cli_keygen(int argc, char **argv)
 {
     const char *key_id = "join", *dir = ".", *secret = NULL, *public = NULL, *v;

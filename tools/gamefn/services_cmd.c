@@ -18,14 +18,8 @@
 #include "cli.h"
 #include "gamefn/conn.h"
 
-static void print_instance(const char *data, int len)
+static void print_instance(json_t *root)
 {
-    json_error_t jerr;
-    json_t *root = json_loadb(data, (size_t)len, 0, &jerr);
-    if (!root) {
-        fprintf(stderr, "gamefn services: unreadable answer: %s\n", jerr.text);
-        return;
-    }
     const char *name = json_string_value(json_object_get(root, "name"));
     const char *id = json_string_value(json_object_get(root, "id"));
     const char *version = json_string_value(json_object_get(root, "version"));
@@ -50,55 +44,57 @@ static void print_instance(const char *data, int len)
     }
     if (sick)
         printf("  %s %s: %s\n", name ? name : "?", id ? id : "?", why ? why : "unhealthy");
-    json_decref(root);
 }
 
-int gf_cli_services(const gf_config *cfg, int argc, char **argv)
+const char gf_cli_services_help[] =
+    "usage: gamefn services [--json] [--wait MS]\n\n"
+    "Lists every running function instance ($SRV.STATS, answered by every instance) with\n"
+    "its endpoints' request, error, dropped and refused counts and average handling time.\n"
+    "`gamefn status` shows the same with health, streams and consumers.\n\n"
+    "  --json      the $SRV.STATS answers as one JSON array\n"
+    "  --wait MS   how long to collect answers (1..60000, default 500)\n\n"
+    "exit: 0 listed (even none), 2 usage, 3 NATS unreachable\n";
+
+int gf_cli_services(gf_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"wait", required_argument, NULL, 'w'},
+        {"json", no_argument, NULL, 'j'},
         {NULL, 0, NULL, 0},
     };
     int64_t wait_ms = 500;
+    bool json = false;
     int c;
     optind = 0; /* a fresh scan: argv is the command's */
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        char *end = NULL;
-        wait_ms = c == 'w' ? strtoll(optarg, &end, 10) : -1;
-        if (wait_ms <= 0 || wait_ms > 60000 || (end && *end)) {
-            fprintf(stderr, "gamefn services: --wait must be 1..60000 ms\n");
-            return 2;
-        }
+        long long v = 0;
+        if (c == 'j')
+            json = true;
+        else if (c != 'w')
+            return gf_cli_usage_error("services", "unknown option");
+        else if (!gf_cli_integer("services", "--wait", optarg, 1, 60000, &v))
+            return GF_CLI_USAGE;
+        else
+            wait_ms = v;
     }
-    if (optind < argc) {
-        fprintf(stderr, "gamefn services: unexpected argument '%s'\n", argv[optind]);
-        return 2;
-    }
+    if (optind < argc)
+        return gf_cli_usage_error("services", "unexpected argument '%s'", argv[optind]);
     gf_conn *conn = NULL;
-    if (gf_conn_open(&cfg->nats, "gamefn-cli", NULL, 10000, &conn) != GF_OK) {
-        fprintf(stderr, "gamefn services: cannot connect to NATS\n");
-        return 1;
-    }
-    natsConnection *nc = gf_conn_nats(conn);
-    natsSubscription *sub = NULL;
-    natsInbox *inbox = NULL;
-    int count = 0;
-    if (natsInbox_Create(&inbox) == NATS_OK &&
-        natsConnection_SubscribeSync(&sub, nc, inbox) == NATS_OK &&
-        natsConnection_PublishRequest(nc, "$SRV.STATS", inbox, NULL, 0) == NATS_OK) {
-        printf("%-14s %-24s %-8s %-12s %10s %8s %12s %8s %8s %s\n", "FUNCTION", "INSTANCE",
-               "VERSION", "ENDPOINT", "REQUESTS", "ERRORS", "AVG_US", "DROPPED", "REFUSED",
-               "HEALTH");
-        natsMsg *m = NULL;
-        while (natsSubscription_NextMsg(&m, sub, wait_ms) == NATS_OK) {
-            print_instance(natsMsg_GetData(m), natsMsg_GetDataLength(m));
-            natsMsg_Destroy(m);
-            count++;
-        }
-    }
-    natsSubscription_Destroy(sub);
-    natsInbox_Destroy(inbox);
+    int rc = gf_cli_connect(cli, "services", &conn);
+    if (rc != GF_CLI_OK)
+        return rc;
+    json_t *all = gf_cli_srv_collect(gf_conn_nats(conn), "$SRV.STATS", wait_ms);
     gf_conn_close(conn, 1000);
-    printf("%d instance(s)\n", count);
-    return 0;
+    if (json) {
+        gf_cli_json_print(all, false);
+        return GF_CLI_OK;
+    }
+    printf("%-14s %-24s %-8s %-12s %10s %8s %12s %8s %8s %s\n", "FUNCTION", "INSTANCE", "VERSION",
+           "ENDPOINT", "REQUESTS", "ERRORS", "AVG_US", "DROPPED", "REFUSED", "HEALTH");
+    size_t i;
+    json_t *x;
+    json_array_foreach(all, i, x) print_instance(x);
+    printf("%zu instance(s)\n", json_array_size(all));
+    json_decref(all);
+    return GF_CLI_OK;
 }

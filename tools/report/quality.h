@@ -65,8 +65,8 @@ typedef struct gf_verdict {
     gf_verdict_list fails, missing, notes;
 } gf_verdict;
 
-/* Consumer lag alert thresholds (ARCHITECTURE.md, invariant 8): drawn on the lag plot; a
- * consumer whose lag ends above the warning gets a note. */
+/* Consumer lag alert thresholds (the lag monitor's defaults, docs/EVENTS.md "Lag"): drawn
+ * on the lag plot; a consumer whose lag ends above the warning gets a note. */
 #define GF_LAG_WARNING  1000.0
 #define GF_LAG_CRITICAL 10000.0
 

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gamefn/err.h"
+
 int64_t gf_clock_mono_ns(void);
 int64_t gf_clock_mono_ms(void);
 int64_t gf_clock_unix_ns(void);
@@ -26,6 +28,12 @@ int64_t gf_clock_unix_ms(void);
  * 36 bytes hold any result (GF_CLOCK_RFC3339_MAX). */
 enum { GF_CLOCK_RFC3339_MAX = 36 };
 char *gf_clock_rfc3339(int64_t unix_ns, int digits, char *buf, size_t size);
+
+/* The inverse, for what servers and people write: "YYYY-MM-DDTHH:MM:SS", an optional
+ * fraction of 1..9 digits, then "Z" or an offset "+HH:MM" / "-HH:MM" ('t', 'z' and a
+ * space for 'T' accepted), years 1970..9999. GF_ERR_INVALID for anything else, including
+ * impossible dates ("2026-02-30") and trailing text. */
+gf_err gf_clock_parse_rfc3339(const char *text, int64_t *unix_ns);
 
 /* Sleeps `ms` milliseconds (nothing for ms <= 0), resuming after signals. */
 void gf_clock_sleep_ms(int64_t ms);

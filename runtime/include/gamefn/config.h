@@ -149,6 +149,7 @@ typedef struct gf_nats_config {
     int64_t ping_interval_ms;
     int64_t reconnect_buffer; /* bytes buffered while disconnected */
     int64_t api_timeout_ms;   /* JetStream API calls */
+    const char *inbox_prefix; /* reply subjects of our requests; NULL = nats.c's "_INBOX" */
 } gf_nats_config;
 
 typedef struct gf_log_config {

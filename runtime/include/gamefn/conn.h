@@ -8,7 +8,7 @@
  *   cert and key;
  * - connection name "<function>-<instance id>", visible in the server's /connz;
  * - SendAsap on, because responders otherwise pay nats.c's 1 ms flusher delay
- *   (docs/NATS-FACTS.md §1);
+ *   (docs/NATS-FACTS.md §1); off for gf_conn_open_batched;
  * - disconnect, reconnect, close and async errors are logged.
  *
  * Ownership: gf_conn_open() returns a gf_conn that owns the natsConnection and the
@@ -38,6 +38,14 @@ typedef struct gf_conn gf_conn;
 gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
                     int64_t give_up_ms, gf_conn **out);
 
+/* The same, but with `batched` set nats.c's flusher batches publishes (one write per
+ * millisecond or so) instead of SendAsap's write per message: for a connection that
+ * streams publishes and answers no requests (the event producer's own connection),
+ * where 1 ms of latency is nothing and a syscall per message is a large part of the
+ * cost. */
+gf_err gf_conn_open_batched(const gf_nats_config *cfg, const char *name, bool batched,
+                            const atomic_int *stop, int64_t give_up_ms, gf_conn **out);
+
 natsConnection *gf_conn_nats(gf_conn *c);
 jsCtx *gf_conn_js(gf_conn *c);
 
@@ -47,5 +55,12 @@ int64_t gf_conn_reconnects(gf_conn *c);
 /* Drains subscriptions and pending publishes (bounded by timeout_ms), then closes
  * and frees. NULL is fine. */
 void gf_conn_close(gf_conn *c, int64_t timeout_ms);
+
+/* A nats.c status as a gf_err, the one mapping (for functions that call nats.c directly
+ * too): NATS_OK -> GF_OK; NATS_TIMEOUT -> GF_ERR_TIMEOUT; NATS_NOT_FOUND ->
+ * GF_ERR_NOT_FOUND; NATS_NO_RESPONDERS / no server / connection closed, disconnected,
+ * stale or draining -> GF_ERR_UNAVAILABLE; NATS_NO_MEMORY -> GF_ERR_NOMEM;
+ * NATS_INVALID_ARG / NATS_INVALID_SUBJECT -> GF_ERR_INVALID; else GF_ERR_NATS. */
+gf_err gf_nats_err(natsStatus s);
 
 #endif

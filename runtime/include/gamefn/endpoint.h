@@ -72,6 +72,7 @@
 #ifndef GAMEFN_ENDPOINT_H
 #define GAMEFN_ENDPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -133,6 +134,10 @@ typedef struct gf_batch {
     gf_err *verdicts; /* len entries, GF_OK on entry: set verdicts[i] to GF_ERR_PERMANENT or
                          GF_ERR_INVALID to dead-letter msgs[i] (poison); with a GF_OK
                          return the others are acked */
+    bool last_try;    /* a non-OK return terminates the message (len is then 1): the
+                         consumer's max_deliver is used up. A handler that must record why
+                         before a message dies (or must not let it die for a reason it can
+                         wait out) does so on this call */
 } gf_batch;
 
 typedef gf_err (*gf_request_fn)(gf_fn *fn, const gf_msg *req, gf_reply *reply);
@@ -156,6 +161,9 @@ typedef struct gf_request_endpoint {
     const char *queue_group; /* NULL: every instance gets every request */
     gf_request_fn on_request;
     int concurrency; /* handlers run at once by this instance (0 means 1; at most 256) */
+    /* May be NULL. Asked once after init; a value > 0 replaces `concurrency` (e.g. read
+     * from the function's config section, gf_fn_section). Same bounds. */
+    int (*concurrency_of)(gf_fn *fn);
 } gf_request_endpoint;
 
 typedef struct gf_pull_endpoint {
@@ -185,6 +193,9 @@ typedef struct gf_tick_endpoint {
      * per tick group), as a NULL-terminated list owned by the function (e.g. built in
      * init from its config; valid until fini). Asked once, after init. */
     const char *const *(*subjects)(gf_fn *fn);
+    /* BOTH, PUBLISH (may be NULL): the period in ms, asked once after init; a value > 0
+     * replaces period_ms (e.g. an interval from the function's config section). */
+    int64_t (*period)(gf_fn *fn);
 } gf_tick_endpoint;
 
 /* A partitioned consumer group: config jetstream.consumers has an entry with this

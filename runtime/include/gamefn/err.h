@@ -8,6 +8,10 @@
 #ifndef GAMEFN_ERR_H
 #define GAMEFN_ERR_H
 
+#ifdef __cplusplus
+extern "C" { /* included by gamefn/producer.h, which game servers in C++ use */
+#endif
+
 typedef enum gf_err {
     GF_OK = 0,
     GF_ERR_INVALID,     /* bad argument or malformed input */
@@ -26,5 +30,9 @@ typedef enum gf_err {
 
 /* Static, never NULL: "ok", "invalid", ... */
 const char *gf_err_str(gf_err err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -2,7 +2,7 @@
  * gamefn/kv_watch.h — a KV watcher that survives reconnects: the one loop behind every
  * in-memory copy of a bucket (the fleet mirror, simulated game servers).
  *
- * nats.c 3.4.1 watchers do not survive a reconnect (NATS-C.md §8), so a thread runs the
+ * nats.c 3.4.1 watchers do not survive a reconnect (docs/NATS-FACTS.md §8), so a thread runs the
  * watcher and re-creates it when the connection's reconnect count changes, when the
  * watcher fails, and every `resync_ms` (0 = never) as a safety net. Each (re)creation
  * replays the current value of every key and then follows updates:

@@ -34,7 +34,9 @@
  *   GF_ERR_UNAVAILABLE the publisher was closed, or the connection closed for good,
  *                      before a definite answer. Outcome unknown, as for a timeout.
  *   GF_ERR_NATS        JetStream refused it for another reason; js_code says which
- *                      (e.g. 10054 message larger than the stream allows). Not stored.
+ *                      (e.g. 10054 message larger than the stream allows; 10077 the
+ *                      stream is full: max messages or bytes with discard new). Not
+ *                      stored.
  *   GF_ERR_NOMEM       out of memory while resending. Outcome unknown.
  *
  * KV compare-and-set (gf_publish_cas_send) goes through the same window, retries

@@ -36,5 +36,9 @@
 #define GF_WIRE_HDR_ERROR_CODE "Nats-Service-Error-Code"
 #define GF_WIRE_HDR_ERROR      "Nats-Service-Error"
 #define GF_WIRE_HDR_MSG_ID     "Nats-Msg-Id"
+/* Every GameEvent (PROTOCOL.md §4, §9): its source_id and source_seq (decimal), so a
+ * headers-only reader can follow each source's sequence. */
+#define GF_WIRE_HDR_SOURCE     "Gamefn-Source"
+#define GF_WIRE_HDR_SOURCE_SEQ "Gamefn-Source-Seq"
 
 #endif

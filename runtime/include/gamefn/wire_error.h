@@ -57,7 +57,14 @@ typedef struct gf_wire_error {
 gf_err gf_wire_error_build(gf_wire_error *out, int code, const char *field, uint32_t retry_after_ms,
                            const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
-/* Same, for a gf_err: code = gf_wire_code_from_err(err); message = "<gf_err_str>: text". */
+/* The one message format of PROTOCOL.md §3: "<field>: <what is wrong>" when there is a
+ * field, else "<what is wrong>". `text` (may be NULL or empty: then `fallback`) is the
+ * what; it is used as it is when it already starts with "<field>: ". */
+gf_err gf_wire_error_text(gf_wire_error *out, int code, const char *field, uint32_t retry_after_ms,
+                          const char *text, const char *fallback);
+
+/* Same, for a gf_err: code = gf_wire_code_from_err(err), the text as above (the gf_err's
+ * name, e.g. "timeout", when text is NULL or empty). */
 gf_err gf_wire_error_from_err(gf_wire_error *out, gf_err err, const char *field, const char *text);
 
 /* Frees body and zeroes *e. NULL is fine. */

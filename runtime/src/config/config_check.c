@@ -41,6 +41,27 @@ const char *gf__cfg_check_server_url(const char *url)
     return NULL;
 }
 
+bool gf__cfg_inbox_prefix_ok(const char *prefix)
+{
+    size_t n = strlen(prefix), token = 0;
+    if (n == 0 || n > 128)
+        return false;
+    for (size_t i = 0; i <= n; i++) {
+        char c = prefix[i];
+        if (c == '.' || c == 0) {
+            if (token == 0)
+                return false;
+            token = 0;
+        } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                   c == '_' || c == '-') {
+            token++;
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool gf__cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p)
 {
     bool creds = n->credentials != NULL;

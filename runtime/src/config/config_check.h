@@ -20,6 +20,9 @@ enum { GF_CFG_GROUP_MAX = 200 };
 /* One server URL: "nats://host:port", "tls://host:port" or "host:port". */
 const char *gf__cfg_check_server_url(const char *url);
 
+/* A client inbox prefix: 1..128 bytes, tokens of [A-Za-z0-9_-] joined by '.'. */
+bool gf__cfg_inbox_prefix_ok(const char *prefix);
+
 /* credentials, nkey_seed and user/password exclude each other; a password needs a
  * user. Fills *p and returns false on a conflict. */
 bool gf__cfg_check_nats_auth(const gf_nats_config *n, gf_cfg_problem *p);

@@ -73,6 +73,13 @@ static bool nats_validate(const void *obj, gf_cfg_problem *p)
             return false;
         }
     }
+    if (n->inbox_prefix && !gf__cfg_inbox_prefix_ok(n->inbox_prefix)) {
+        p->key = "inbox_prefix";
+        snprintf(p->text, sizeof(p->text),
+                 "must be subject tokens of letters, digits, '_' and '-' joined by '.' "
+                 "(no wildcards, no empty token), at most 128 bytes");
+        return false;
+    }
     if (n->reconnect_max_wait_ms < n->reconnect_wait_ms) {
         p->key = "reconnect_max_wait";
         snprintf(p->text, sizeof(p->text), "must be at least reconnect_wait");
@@ -160,6 +167,11 @@ static const gf_cfg_field nats_rows[] = {
      .min = 10,
      .max = 10 * MS_M,
      .help = "JetStream API calls (provisioning, KV, consumer info)"},
+    {.key = "inbox_prefix",
+     .type = GF_CFG_STRING,
+     .offset = offsetof(gf_nats_config, inbox_prefix),
+     .help = "prefix of this client's reply subjects, e.g. _INBOX.gw for a gateway user "
+             "(docs/OPERATIONS.md, Permissions); unset = _INBOX"},
 };
 
 static const gf_cfg_table nats_table = {"nats", sizeof(gf_nats_config), nats_rows, NROWS(nats_rows),

@@ -4,35 +4,37 @@
  * Design: each call formats the whole line into a stack buffer and writes it
  * with one fputs() under stdio's own stream lock, so lines from nats.c callback
  * threads never interleave. Lines longer than the buffer are truncated with "…"
- * rather than split.
+ * rather than split. The level is an atomic (relaxed): it may be changed while
+ * other threads log (a library's threads, a test silencing expected errors).
  */
 #include "gamefn/log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gamefn/clock.h"
 
 static char log_fn[64] = "gamefn";
-static volatile gf_log_level log_level = GF_LOG_INFO;
+static atomic_int log_level = GF_LOG_INFO;
 
 static const char *const level_names[] = {"debug", "info", "warn", "error", "off"};
 
 void gf_log_init(const char *fn, gf_log_level level)
 {
     snprintf(log_fn, sizeof log_fn, "%s", fn ? fn : "gamefn");
-    log_level = level;
+    atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
 void gf_log_set_level(gf_log_level level)
 {
-    log_level = level;
+    atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
 gf_log_level gf_log_get_level(void)
 {
-    return log_level;
+    return (gf_log_level)atomic_load_explicit(&log_level, memory_order_relaxed);
 }
 
 int gf_log_level_parse(const char *name, gf_log_level *out)
@@ -94,7 +96,7 @@ char *gf_log_quote(char *buf, size_t size, const char *s)
 
 void gf_log(gf_log_level level, const char *msg, const char *fields, ...)
 {
-    if (level < log_level || level >= GF_LOG_OFF)
+    if ((int)level < atomic_load_explicit(&log_level, memory_order_relaxed) || level >= GF_LOG_OFF)
         return;
 
     char line[2048];

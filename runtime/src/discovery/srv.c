@@ -476,7 +476,7 @@ static void srv_on_request(natsConnection *nc, natsSubscription *sub, natsMsg *m
     }
     natsStatus s = natsConnection_Publish(nc, reply, json, (int)strlen(json));
     if (s != NATS_OK)
-        gf_log_warn("srv: reply failed", "name=%s err=%s", srv->name, gf_err_str(gf__nats_err(s)));
+        gf_log_warn("srv: reply failed", "name=%s err=%s", srv->name, gf_err_str(gf_nats_err(s)));
 out:
     free(json);
     natsMsg_Destroy(msg);
@@ -528,7 +528,7 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *wh
     if (s != NATS_OK) {
         gf__why(why, why_size, "service %s: subscribe to %s failed: %s", srv->name, subject,
                 gf__nats_last_error(s));
-        return gf__nats_err(s);
+        return gf_nats_err(s);
     }
     srv->subs[slot] = sub;
     /* Count it before setting the callback: the callback can only fire after
@@ -543,7 +543,7 @@ static gf_err srv_subscribe(gf_srv *srv, int slot, const char *subject, char *wh
         srv->live_subs--;
         pthread_mutex_unlock(&srv->mu);
         gf__why(why, why_size, "service %s: completion callback refused on %s", srv->name, subject);
-        return gf__nats_err(s);
+        return gf_nats_err(s);
     }
     return GF_OK;
 }
@@ -583,7 +583,7 @@ gf_err gf_srv_start(natsConnection *nc, const gf_srv_info *info, gf_srv **out, c
     natsStatus s = natsConnection_FlushTimeout(nc, 5000);
     if (s != NATS_OK)
         gf_log_warn("srv: flush after subscribe failed", "name=%s err=%s", srv->name,
-                    gf_err_str(gf__nats_err(s)));
+                    gf_err_str(gf_nats_err(s)));
     gf_log_info("srv: started", "name=%s version=%s id=%s endpoints=%zu", srv->name, srv->version,
                 srv->id, srv->eps_len);
     *out = srv;

@@ -358,7 +358,7 @@ static gf_err group_init(gf__endpoint_run *run, const gf_consumer_config *cc, pa
     jo.Wait = g->ttl_ms / 5;
     if (jo.Wait > host->cfg->nats.api_timeout_ms)
         jo.Wait = host->cfg->nats.api_timeout_ms;
-    gf_err err = gf__nats_err(natsConnection_JetStream(&g->js, host->nc, &jo));
+    gf_err err = gf_nats_err(natsConnection_JetStream(&g->js, host->nc, &jo));
     if (err == GF_OK)
         err = gf_kv_open(g->js, cc->lease_bucket, &g->kv);
     if (err == GF_OK)

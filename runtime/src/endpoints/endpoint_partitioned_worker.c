@@ -76,6 +76,13 @@ static bool pause_until(const tenure *t, int64_t until)
     return true;
 }
 
+/* The call is the message's last chance: its failure terminates it (see deliver). */
+static bool last_try(const tenure *t, const gf_msg *msgs, size_t n, unsigned attempt)
+{
+    int64_t max = t->slot->cc.max_deliver;
+    return n == 1 && max > 0 && msgs[0].num_delivered + attempt - 1 >= (uint64_t)max;
+}
+
 /* One call of the handler; verdicts reset first. */
 static gf_err call(tenure *t, gf_msg *msgs, gf_err *verdicts, size_t n, unsigned attempt)
 {
@@ -89,6 +96,7 @@ static gf_err call(tenure *t, gf_msg *msgs, gf_err *verdicts, size_t n, unsigned
         .len = n,
         .attempt = attempt,
         .verdicts = verdicts,
+        .last_try = last_try(t, msgs, n, attempt),
     };
     gf_err err = t->ep->partitioned.on_batch(t->fn, &batch);
     gf__endpoint_record(t->g->run, start, err, NULL);

@@ -70,16 +70,16 @@ typedef struct request_state {
     int64_t dropped_seen; /* nats.c's drop count already recorded in $SRV */
 } request_state;
 
-/* The handler's own wire code when it set a valid one, else the gf_err's. */
+/* The handler's own wire code when it set a valid one, else the gf_err's; the message
+ * in the one format of PROTOCOL.md §3 ("<field>: <what is wrong>", or the what alone). */
 static gf_err build_error(gf_wire_error *e, gf_err err, const gf_reply *reply)
 {
     const char *field = reply->field[0] ? reply->field : NULL;
-    const char *text = reply->error[0] ? reply->error : gf_err_str(err);
-    if (reply->code != 0 &&
-        gf_wire_error_build(e, reply->code, field, reply->retry_after_ms, "%s", text) == GF_OK)
+    if (reply->code != 0 && gf_wire_error_text(e, reply->code, field, reply->retry_after_ms,
+                                               reply->error, gf_err_str(err)) == GF_OK)
         return GF_OK;
-    return gf_wire_error_build(e, gf_wire_code_from_err(err), field, reply->retry_after_ms,
-                               "%s: %s", gf_err_str(err), text);
+    return gf_wire_error_text(e, gf_wire_code_from_err(err), field, reply->retry_after_ms,
+                              reply->error, gf_err_str(err));
 }
 
 static natsStatus send_error(natsConnection *nc, const char *reply_to, gf_err err,
@@ -263,10 +263,12 @@ static gf_err request_start(gf__endpoint_run *run)
     const gf_request_endpoint *rq = &run->ep->request;
     natsConnection *nc = run->host->nc;
     request_state *st = NULL;
-    if (!rq->subject || !rq->on_request || rq->concurrency < 0 ||
-        rq->concurrency > REQUEST_CONCURRENCY_MAX)
+    int concurrency = rq->concurrency;
+    if (rq->concurrency_of && rq->concurrency_of(run->host->fn) > 0)
+        concurrency = rq->concurrency_of(run->host->fn);
+    if (!rq->subject || !rq->on_request || concurrency < 0 || concurrency > REQUEST_CONCURRENCY_MAX)
         return GF_ERR_INVALID;
-    gf_err err = state_new(run, rq->concurrency > 0 ? (size_t)rq->concurrency : 1, &st);
+    gf_err err = state_new(run, concurrency > 0 ? (size_t)concurrency : 1, &st);
     if (err != GF_OK)
         return err;
     run->state = st;
@@ -289,7 +291,7 @@ static gf_err request_start(gf__endpoint_run *run)
             run->sub, (int)run->host->cfg->runtime.max_queued_requests, bytes);
     if (s == NATS_OK) /* make sure the server knows the subscription before we say "started" */
         s = natsConnection_Flush(nc);
-    return gf__nats_err(s);
+    return gf_nats_err(s);
 }
 
 static bool request_stop(gf__endpoint_run *run, int64_t deadline_ms)

@@ -44,6 +44,7 @@ typedef struct tick_state {
     gf_lease lease;              /* owned by the ticker thread */
     const char *const *subjects; /* publisher side: NULL-terminated, borrowed */
     const char *one[2];          /* {subject, NULL} when there is no `subjects` callback */
+    int64_t period_ms;           /* publisher side: `period` callback, else period_ms */
     atomic_ullong newest_token;  /* handler side: highest lease token seen */
 } tick_state;
 
@@ -117,7 +118,7 @@ static void *ticker_thread(void *arg)
 {
     gf__endpoint_run *run = arg;
     tick_state *st = run->state;
-    int64_t period = run->ep->tick.period_ms;
+    int64_t period = st->period_ms;
     int64_t seq = 0;
     bool was_leader = false;
 
@@ -160,7 +161,8 @@ static const char *const *publish_subjects(const gf__endpoint_run *run, const ch
 }
 
 /* NULL when the declaration is usable; otherwise what is wrong. */
-static const char *declaration_problem(const gf_tick_endpoint *tk, const char *const *subjects)
+static const char *declaration_problem(const gf_tick_endpoint *tk, const char *const *subjects,
+                                       int64_t period_ms)
 {
     if (tk->role < GF_TICK_BOTH || tk->role > GF_TICK_HANDLE)
         return "role is not GF_TICK_BOTH, GF_TICK_PUBLISH or GF_TICK_HANDLE";
@@ -170,8 +172,8 @@ static const char *declaration_problem(const gf_tick_endpoint *tk, const char *c
         return "subject (to subscribe to) is missing or not a valid subject";
     if (!publishes(tk))
         return NULL;
-    if (!tk->lease_bucket || tk->period_ms <= 0)
-        return "a publishing tick endpoint needs lease_bucket and period_ms > 0";
+    if (!tk->lease_bucket || period_ms <= 0)
+        return "a publishing tick endpoint needs lease_bucket and a period > 0";
     if (!subjects || !subjects[0])
         return "nothing to publish on: no subject and an empty subjects list";
     for (size_t i = 0; subjects[i]; i++) {
@@ -208,7 +210,7 @@ static gf_err start_publishing(gf__endpoint_run *run, tick_state *st)
     if (err != GF_OK)
         return err;
     snprintf(key, sizeof key, "tick.%s.%s", host->function_name, run->ep->name);
-    int64_t ttl = tk->period_ms * 3 > 1000 ? tk->period_ms * 3 : 1000;
+    int64_t ttl = st->period_ms * 3 > 1000 ? st->period_ms * 3 : 1000;
     gf_lease_init(&st->lease, host->js, st->lease_kv, key, host->instance_id, ttl);
     return gf__endpoint_thread_start(run, ticker_thread);
 }
@@ -221,7 +223,10 @@ static gf_err tick_start(gf__endpoint_run *run)
         return GF_ERR_NOMEM;
     run->state = st;
     st->subjects = publishes(tk) ? publish_subjects(run, st->one) : NULL;
-    const char *problem = declaration_problem(tk, st->subjects);
+    st->period_ms = tk->period_ms;
+    if (publishes(tk) && tk->period && tk->period(run->host->fn) > 0)
+        st->period_ms = tk->period(run->host->fn);
+    const char *problem = declaration_problem(tk, st->subjects, st->period_ms);
     if (problem) {
         gf_log_error("tick endpoint declared wrong", "endpoint=%s problem=\"%s\"", run->ep->name,
                      problem);
@@ -234,7 +239,7 @@ static gf_err tick_start(gf__endpoint_run *run)
         if (s == NATS_OK)
             s = natsConnection_Flush(run->host->nc);
         if (s != NATS_OK)
-            return gf__nats_err(s);
+            return gf_nats_err(s);
     }
     return publishes(tk) ? start_publishing(run, st) : GF_OK;
 }

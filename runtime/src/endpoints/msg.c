@@ -19,5 +19,5 @@ gf_err gf_msg_in_progress(const gf_msg *msg)
     /* A partition owner past its lease must not keep the message from the next owner. */
     if (msg->owner && gf_clock_mono_ms() >= atomic_load(&msg->owner->valid_until_ms))
         return GF_ERR_CONFLICT;
-    return gf__nats_err(natsMsg_InProgress(msg->nats, NULL));
+    return gf_nats_err(natsMsg_InProgress(msg->nats, NULL));
 }

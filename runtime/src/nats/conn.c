@@ -114,13 +114,13 @@ static void warn_if_exposed(const char *path, const char *option)
 }
 
 /* Builds the options; errors here are configuration errors (bad files, bad URLs). */
-static gf_err build_options(gf_conn *c, const char *name)
+static gf_err build_options(gf_conn *c, const char *name, bool batched)
 {
     const gf_nats_config *cfg = c->cfg;
     natsOptions *o = NULL;
     natsStatus s = natsOptions_Create(&o);
     if (s != NATS_OK)
-        return gf__nats_err(s);
+        return gf_nats_err(s);
     c->opts = o;
 
     s = natsOptions_SetServers(o, cfg->servers, (int)cfg->servers_len);
@@ -133,11 +133,16 @@ static gf_err build_options(gf_conn *c, const char *name)
     natsOptions_SetCustomReconnectDelay(o, on_reconnect_delay, c);
     natsOptions_SetPingInterval(o, cfg->ping_interval_ms);
     natsOptions_SetReconnectBufSize(o, (int)cfg->reconnect_buffer);
-    natsOptions_SetSendAsap(o, true);
+    natsOptions_SetSendAsap(o, !batched);
     natsOptions_SetDisconnectedCB(o, on_disconnected, c);
     natsOptions_SetReconnectedCB(o, on_reconnected, c);
     natsOptions_SetClosedCB(o, on_closed, c);
     natsOptions_SetErrorHandler(o, on_async_error, c);
+    if (cfg->inbox_prefix) {
+        s = natsOptions_SetCustomInboxPrefix(o, cfg->inbox_prefix);
+        if (s != NATS_OK)
+            return option_error("inbox_prefix", s);
+    }
 
     if (cfg->credentials) {
         /* nats.c opens the file only when it connects, and a missing one would then
@@ -229,6 +234,12 @@ static const char *refusal_hint(const gf_nats_config *cfg, natsStatus s, int dro
 gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
                     int64_t give_up_ms, gf_conn **out)
 {
+    return gf_conn_open_batched(cfg, name, false, stop, give_up_ms, out);
+}
+
+gf_err gf_conn_open_batched(const gf_nats_config *cfg, const char *name, bool batched,
+                            const atomic_int *stop, int64_t give_up_ms, gf_conn **out)
+{
     gf_err err = GF_OK;
     gf_conn *c = NULL;
     *out = NULL;
@@ -236,7 +247,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
     if (!c)
         return GF_ERR_NOMEM;
     c->cfg = cfg;
-    err = build_options(c, name);
+    err = build_options(c, name, batched);
     if (err != GF_OK)
         goto out;
 
@@ -277,7 +288,7 @@ gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_in
     jo.Wait = cfg->api_timeout_ms;
     natsStatus s = natsConnection_JetStream(&c->js, c->nc, &jo);
     if (s != NATS_OK) {
-        err = gf__nats_err(s);
+        err = gf_nats_err(s);
         goto out;
     }
     char url[512];

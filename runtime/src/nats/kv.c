@@ -40,18 +40,18 @@ static gf_err refusal(kvStore *kv, const char *key, uint64_t last)
 
 static gf_err cas_result(natsStatus s, kvStore *kv, const char *key, uint64_t last)
 {
-    return s == NATS_ERR ? refusal(kv, key, last) : gf__nats_err(s);
+    return s == NATS_ERR ? refusal(kv, key, last) : gf_nats_err(s);
 }
 
 gf_err gf_kv_open(jsCtx *js, const char *bucket, kvStore **out)
 {
-    return gf__nats_err(js_KeyValue(out, js, bucket));
+    return gf_nats_err(js_KeyValue(out, js, bucket));
 }
 
 gf_err gf_kv_get(kvStore *kv, const char *key, kvEntry **out)
 {
     *out = NULL;
-    return gf__nats_err(kvStore_Get(out, kv, key));
+    return gf_nats_err(kvStore_Get(out, kv, key));
 }
 
 gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len, uint64_t *new_rev)
@@ -87,7 +87,7 @@ gf_err gf_kv_delete_if(jsCtx *js, kvStore *kv, const char *key, uint64_t last)
         s = natsMsgHeader_Set(msg, "KV-Operation", "DEL");
     if (s != NATS_OK) {
         natsMsg_Destroy(msg);
-        return gf__nats_err(s);
+        return gf_nats_err(s);
     }
     jsPubOptions po;
     jsPubOptions_Init(&po);

@@ -18,7 +18,7 @@
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 
-enum { SLICE_MS = 200, BACKOFF_MS = 500 };
+enum { SLICE_MS = 200, BACKOFF_MS = 500, SETTLE_MS = 2000 };
 
 struct gf_kv_watch {
     natsConnection *nc;
@@ -76,6 +76,12 @@ static void watch_once(gf_kv_watch *w)
         }
         if (reconnects(w->nc) != seen) {
             gf_log_info("reconnected: re-reading the bucket", "watch=%s", w->name);
+            /* nats.c 3.4.1 resets an ordered consumer after a reconnect on its own
+             * thread, freeing the consumer name that kvWatcher_Stop's delete is using
+             * (jsSub_deleteConsumer reads it after dropping the lock: a use after
+             * free, docs/NATS-FACTS.md). Letting the reset happen first narrows that
+             * window to a reset that comes later still. */
+            gf_clock_sleep_until(gf_clock_mono_ms() + SETTLE_MS, &w->stop);
             break;
         }
     }

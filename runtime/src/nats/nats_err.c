@@ -1,5 +1,6 @@
 /*
- * nats_err.c — translation of nats.c statuses into gf_err, the one place it happens.
+ * nats_err.c — translation of nats.c statuses into gf_err, the one place it happens
+ * (gf_nats_err is public: gamefn/conn.h).
  *
  * Folder runtime/src/nats/: everything that talks to nats.c directly for the rest of
  * the runtime: the connection (conn.c), status translation (here), nkeys (nkey.c), KV
@@ -8,7 +9,7 @@
  */
 #include "nats_err.h"
 
-gf_err gf__nats_err(natsStatus s)
+gf_err gf_nats_err(natsStatus s)
 {
     switch (s) {
     case NATS_OK:
@@ -38,7 +39,7 @@ gf_err gf__nats_js_err(natsStatus s, jsErrCode jerr)
 {
     if (s != NATS_OK && jerr == JSStreamWrongLastSequenceErr)
         return GF_ERR_CONFLICT;
-    return gf__nats_err(s);
+    return gf_nats_err(s);
 }
 
 const char *gf__nats_last_error(natsStatus s)

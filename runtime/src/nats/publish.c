@@ -181,7 +181,7 @@ gf_err gf_publish_open(natsConnection *nc, const gf_publish_opts *opts, gf_publi
             /* No answer can be due yet; an unexpected message would find no slot. */
         }
         publish_free(p);
-        return gf__nats_err(st);
+        return gf_nats_err(st);
     }
     *out = p;
     return GF_OK;
@@ -339,7 +339,7 @@ static gf_err admit(gf_publish *p, const outgoing *og)
         natsMsg_Destroy(m);
         gf__pub_slot_release(p, s);
         /* Nothing was sent: the caller gets the error and no callback. */
-        err = st == NATS_MAX_PAYLOAD ? GF_ERR_INVALID : gf__nats_err(st);
+        err = st == NATS_MAX_PAYLOAD ? GF_ERR_INVALID : gf_nats_err(st);
     }
     user_leave(p);
     return err;

@@ -298,7 +298,7 @@ static void resend(gf_publish *p, pub_slot *s, int64_t now, pub_slot **batch)
         return;
     if (!gf__pub_retryable(st)) {
         gf__pub_finish(
-            p, s, gf__nats_err(st) == GF_ERR_UNAVAILABLE ? GF_ERR_UNAVAILABLE : GF_ERR_NATS, batch);
+            p, s, gf_nats_err(st) == GF_ERR_UNAVAILABLE ? GF_ERR_UNAVAILABLE : GF_ERR_NATS, batch);
         return;
     }
     s->failures++;

@@ -47,7 +47,7 @@ gf_err gf__publish_lookup(natsConnection *nc, const char *api_prefix, const char
     if (s == NATS_OK && natsMsg_IsNoResponders(reply))
         s = NATS_NO_RESPONDERS;
     if (s != NATS_OK) {
-        err = gf__nats_err(s);
+        err = gf_nats_err(s);
         goto out;
     }
     err =

@@ -10,7 +10,12 @@
  * - Retryable: no responders (no stream leader listening: an election), any 503,
  *   10008 (JetStream temporarily unavailable) and 10009 (not the leader). None of
  *   these stored anything, so a resend cannot duplicate. Everything else the server
- *   refuses is final; 10071 and 10070 are the CAS refusals.
+ *   refuses is final; 10071 and 10070 are the CAS refusals. So is 10077 ("maximum
+ *   messages exceeded", "maximum bytes exceeded" of a stream with discard new: store
+ *   failed), although nats-server 2.9.10 sends it with code 503: it stays refused
+ *   until an operator changes the stream, and resending it until the give-up would
+ *   only turn a definite "full" into an unknown outcome (the event producer stops
+ *   and reports the full stream on it).
  * - A STREAM.MSG.GET answer carries the stored headers base64-encoded; they are
  *   decoded with libsodium and read for Nats-Msg-Id and KV-Operation only.
  */
@@ -71,6 +76,8 @@ gf__pub_verdict gf__publish_verdict(const gf__pub_reply *r)
     case GF__PUB_API_ERROR:
         if (r->err_code == JSStreamWrongLastSequenceErr || r->err_code == JSStreamWrongLastMsgIDErr)
             return GF__PUB_CONFLICT;
+        if (r->err_code == JSStreamStoreFailedErr)
+            return GF__PUB_REFUSED;
         if (r->code == 503 || r->err_code == JSClusterNotAvailErr ||
             r->err_code == JSClusterNotLeaderErr)
             return GF__PUB_RETRY;

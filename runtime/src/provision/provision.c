@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gamefn/log.h"
 #include "gamefn/names.h"
 #include "nats/nats_err.h"
 #include "provision_diff.h"
@@ -158,6 +159,11 @@ static void stream_expected(const gf_stream_config *c, stream_want *sw)
         dup_ms = (c->max_age_ms > 0 && c->max_age_ms < PROV_DUP_DEFAULT_MS) ? c->max_age_ms
                                                                             : PROV_DUP_DEFAULT_MS;
     w->Duplicates = gf__prov_ms_to_ns(dup_ms);
+    /* A mirror deduplicates nothing: nats-server 2.9.10 stores its duplicate window as 0
+     * whatever was asked, so asking 0 keeps a second provisioning from seeing a
+     * difference (it reported one, and stopped every second local run). */
+    if (c->mirror)
+        w->Duplicates = 0;
     w->MaxMsgs = c->max_msgs > 0 ? c->max_msgs : -1;
     w->MaxBytes = c->max_bytes > 0 ? c->max_bytes : -1;
     w->MaxMsgSize = c->max_msg_size > 0 ? (int32_t)c->max_msg_size : -1;
@@ -234,6 +240,54 @@ static bool stream_absent(natsStatus s, jsErrCode jerr)
     return s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
 }
 
+/* Creates stream `want`. A mirror is created while its origin's allow_direct is off for a
+ * moment: nats-server 2.9 makes a mirror of an allow_direct stream answer that stream's
+ * direct gets (mirror_direct, set at creation whatever the request says, kept by updates;
+ * docs/NATS-FACTS.md §7), and a mirror lags, so a KV read of the origin right after a
+ * write could be answered by the mirror: "not found", or an older revision (9 of 2,000
+ * reads on an idle server). With the origin not direct at that instant the mirror is
+ * created without mirror_direct. Direct gets of the origin meanwhile have no responder
+ * (a few ms; readers retry); restoring allow_direct is retried, and its failure logged. */
+static natsStatus add_stream(jsCtx *js, jsStreamConfig *want, jsStreamInfo **si, jsErrCode *jerr)
+{
+    jsStreamInfo *oi = NULL;
+    bool toggled = false;
+    if (want->Mirror && want->Mirror->Name &&
+        js_GetStreamInfo(&oi, js, want->Mirror->Name, NULL, NULL) == NATS_OK &&
+        oi->Config->AllowDirect) {
+        oi->Config->AllowDirect = false;
+        toggled = js_UpdateStream(NULL, js, oi->Config, NULL, NULL) == NATS_OK;
+    }
+    natsStatus s = js_AddStream(si, js, want, NULL, jerr);
+    if (toggled) {
+        oi->Config->AllowDirect = true;
+        natsStatus r = NATS_ERR;
+        for (int attempt = 0; attempt < 5 && r != NATS_OK; attempt++)
+            r = js_UpdateStream(NULL, js, oi->Config, NULL, NULL);
+        if (r != NATS_OK)
+            gf_log_error("stream lost allow_direct while its mirror was created: its KV readers "
+                         "fail until allow_direct is set on it again",
+                         "stream=%s mirror=%s err=%s", want->Mirror->Name, want->Name,
+                         gf__prov_nats_text(r));
+    }
+    jsStreamInfo_Destroy(oi);
+    return s;
+}
+
+/* An existing mirror that answers its origin's direct gets (made before add_stream, or by
+ * hand): reads of the origin may be stale; only re-creating it helps (the server keeps
+ * mirror_direct through updates). */
+static void warn_mirror_direct(const jsStreamInfo *si)
+{
+    if (si && si->Config && si->Config->Mirror && si->Config->MirrorDirect)
+        gf_log_warn("mirror answers its origin's direct gets: KV reads of the origin may be "
+                    "stale or 'not found' right after a write; delete this stream and provision "
+                    "again to re-create it without (its history older than the origin's is "
+                    "lost)",
+                    "stream=%s origin=%s", si->Config->Name,
+                    si->Config->Mirror->Name ? si->Config->Mirror->Name : "");
+}
+
 /* Create, update or compare. Returns with res filled; *warn set when the line
  * deserves warn level (created, but the server changed a value). */
 static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
@@ -254,7 +308,7 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
     s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
     if (s != NATS_OK && stream_absent(s, jerr)) {
         jerr = 0;
-        s = js_AddStream(&si, js, want, NULL, &jerr);
+        s = add_stream(js, want, &si, &jerr);
         if (s == NATS_OK) {
             gf__prov_diff_init(&diff);
             stream_compare(si->Config, want, &diff);
@@ -277,6 +331,7 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
         goto out;
     }
 
+    warn_mirror_direct(si);
     err = gf__prov_stream_reconcile(js, si, want, stream_compare_any, stream_patch, asset, update,
                                     res);
 out:

@@ -143,7 +143,7 @@ static gf_err bucket_create(jsCtx *js, const gf_bucket_config *cfg, const bucket
     kvStore_Destroy(kv);
     if (s != NATS_OK) {
         gf__prov_message(res, "%s: create failed: %s", asset, gf__prov_nats_text(s));
-        return gf__nats_err(s);
+        return gf_nats_err(s);
     }
     return GF_OK;
 }

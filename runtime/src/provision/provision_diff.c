@@ -299,7 +299,7 @@ gf_err gf__prov_update_result(natsStatus s, jsErrCode jerr, const gf__prov_diff 
         snprintf(diff_text, sizeof diff_text, "%s", res->message);
         gf__prov_message(res, "%s (the server refused the update: %s)", diff_text,
                          gf__prov_nats_text(s));
-        return jerr != 0 ? GF_ERR_CONFLICT : gf__nats_err(s);
+        return jerr != 0 ? GF_ERR_CONFLICT : gf_nats_err(s);
     }
     res->outcome = GF_PROVISION_UPDATED;
     return GF_OK;

@@ -156,6 +156,17 @@ gf_err gf_wire_error_build(gf_wire_error *out, int code, const char *field, uint
     return GF_OK;
 }
 
+gf_err gf_wire_error_text(gf_wire_error *out, int code, const char *field, uint32_t retry_after_ms,
+                          const char *text, const char *fallback)
+{
+    const char *what = text && text[0] ? text : fallback ? fallback : "";
+    size_t flen = field ? strlen(field) : 0;
+    if (flen == 0 ||
+        (strncmp(what, field, flen) == 0 && what[flen] == ':' && what[flen + 1] == ' '))
+        return gf_wire_error_build(out, code, field, retry_after_ms, "%s", what);
+    return gf_wire_error_build(out, code, field, retry_after_ms, "%s: %s", field, what);
+}
+
 gf_err gf_wire_error_from_err(gf_wire_error *out, gf_err err, const char *field, const char *text)
 {
     int code = gf_wire_code_from_err(err);
@@ -163,9 +174,7 @@ gf_err gf_wire_error_from_err(gf_wire_error *out, gf_err err, const char *field,
         memset(out, 0, sizeof *out);
         return GF_ERR_INVALID; /* GF_OK is not an error */
     }
-    if (text == NULL || text[0] == '\0')
-        return gf_wire_error_build(out, code, field, 0, "%s", gf_err_str(err));
-    return gf_wire_error_build(out, code, field, 0, "%s: %s", gf_err_str(err), text);
+    return gf_wire_error_text(out, code, field, 0, text, gf_err_str(err));
 }
 
 void gf_wire_error_fini(gf_wire_error *e)

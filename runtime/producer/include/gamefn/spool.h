@@ -34,9 +34,13 @@
  * (a power loss loses at most that long); `never` leaves it to the OS (a process
  * crash loses nothing, a power loss an unknown tail). Under interval and never the
  * state file reserves seq_reserve seqs ahead of use, durably, so a lost tail can
- * never lead to a reused seq; after a crash the unused rest of the reservation is
- * skipped, and consumers see those seqs as a gap (correctly: the lost tail may have
- * held events). A clean gf_spool_close() gives the rest back.
+ * never lead to a reused seq; after a crash of the machine (power loss, kernel
+ * crash: the kernel's boot id differs from the one in the state file) the unused
+ * rest of the reservation is skipped, and consumers see those seqs as a gap
+ * (correctly: the lost tail may have held events). After a crash of the process
+ * alone (same boot id: SIGKILL, abort) nothing written is lost, so the counter
+ * continues right after the last record: no gap, under every policy. A clean
+ * gf_spool_close() gives the rest back.
  *
  * Recovery on open: a torn last record (a crash mid-append, or garbage the file
  * system left behind it) is truncated away and counted in torn_records. A record
@@ -83,6 +87,9 @@ typedef struct gf_spool_config {
     uint64_t segment_bytes;
     uint64_t max_bytes;
     uint32_t seq_reserve;
+    /* Which boot of the machine this is; NULL = the kernel's boot id. Tests set it to
+     * simulate a reboot; "" = unknown (every open counts as after a reboot). */
+    const char *boot_id;
     /* Monotonic milliseconds for the interval policy; NULL = CLOCK_MONOTONIC. */
     int64_t (*clock_ms)(void *ctx);
     void *clock_ctx;
@@ -109,6 +116,7 @@ typedef struct gf_spool_stats {
     uint64_t torn_records;    /* torn tails truncated at open */
     uint64_t corrupt_records; /* corrupt records found at open (each ends its segment) */
     uint64_t skipped_records; /* valid records behind corruption, not replayed */
+    uint64_t pending_at_open; /* valid records above the ack floor found at open */
 } gf_spool_stats;
 
 typedef struct gf_spool gf_spool;

@@ -1,0 +1,468 @@
+/*
+ * events.c — `gamefn-bench events`: game events from the producer to the applied
+ * leaderboard effect, against the raw JetStream pipeline of the same server, in one run.
+ *
+ * Phases, on one fresh single-node nats-server with the event mapping (deploy/local):
+ *  1. raw pipeline: --events events published (async, unique Msg-Id, window 4096) to a
+ *     stream of their own while one durable fetches and acks them, at once, no gamefn
+ *     logic (events_load.c);
+ *  2. --replicas leaderboard processes (functions/leaderboard, the shipped binary) on
+ *     EVENTS with board "global" (incr), and the observer: a subscription on the
+ *     consumer's acks, each sent after the event's effect is stored (events_load.c);
+ *  3. throughput: --events ScoreEvents published as fast as the window allows; events/s
+ *     from the first publish to the acknowledged effect of the last;
+ *  4. latency: --latency-seconds of events paced at half that rate; p50/p99 of
+ *     (effect observed - published) per event;
+ *  5. catch-up: --catchup events (720,000 = 5 min at the reference's 2,400/s) replayed
+ *     at full speed into the running consumer, as a producer's spool does after an
+ *     outage; seconds from the first replayed event to the last effect;
+ *  6. lost / double_applied from the final stored scores: every delta is 2^20 + a small
+ *     part, so a score counts its applications and the exact sum tells which.
+ * Progress on stderr; figures on stdout; --json adds the JSON line last.
+ */
+#define _GNU_SOURCE /* getopt_long */
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bench.h"
+#include "events.h"
+#include "gamefn/clock.h"
+#include "gamefn/effect_record.h"
+#include "gamefn/v1/state.pb-c.h"
+#include "natsd.h"
+#include "proc.h"
+
+enum { MAX_REPLICAS = 4, WAIT_MS = 300000 };
+
+typedef struct eopts {
+    long long events, catchup;
+    long players, batch, replicas;
+    double latency_seconds;
+    bool json, verbose;
+} eopts;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gamefn-bench events [options]\n"
+               "\n"
+               "Game events from the producer to the applied leaderboard effect, against the\n"
+               "raw JetStream pipeline (publish + fetch/ack) of the same fresh nats-server.\n"
+               "\n"
+               "options:\n"
+               "  --events N            throughput phase and raw baseline, 10000..5000000 "
+               "(default 300000)\n"
+               "  --players N           players, 1..1000000 (default 5000)\n"
+               "  --batch N             runtime.fetch_batch of the consumer, 1..10000 "
+               "(default 1000)\n"
+               "  --replicas N          leaderboard processes, 1..4 (default 1)\n"
+               "  --latency-seconds S   paced phase length, 1..120 (default 10)\n"
+               "  --catchup N           events replayed after the outage, 0..5000000 "
+               "(default 720000)\n"
+               "  --verbose             the consumer's log at info level, dumped at the end\n"
+               "  --json                one JSON object as the last line of stdout\n");
+}
+
+static int parse(int argc, char **argv, eopts *o)
+{
+    static const struct option longopts[] = {
+        {"events", required_argument, NULL, 'e'},
+        {"players", required_argument, NULL, 'p'},
+        {"batch", required_argument, NULL, 'b'},
+        {"replicas", required_argument, NULL, 'r'},
+        {"latency-seconds", required_argument, NULL, 'l'},
+        {"catchup", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    *o = (eopts){.events = 300000,
+                 .catchup = 720000,
+                 .players = 5000,
+                 .batch = 1000,
+                 .replicas = 1,
+                 .latency_seconds = 10};
+    optind = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        long long lo = 0, hi = 0, x = 0;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 1;
+        case 'j':
+            o->json = true;
+            continue;
+        case 'v':
+            o->verbose = true;
+            continue;
+        case 'e':
+            lo = 10000, hi = 5000000;
+            break;
+        case 'p':
+            lo = 1, hi = 1000000;
+            break;
+        case 'b':
+            lo = 1, hi = 10000;
+            break;
+        case 'r':
+            lo = 1, hi = MAX_REPLICAS;
+            break;
+        case 'l':
+            lo = 1, hi = 120;
+            break;
+        case 'c':
+            lo = 0, hi = 5000000;
+            break;
+        default:
+            return -1;
+        }
+        if (!gf_bench_integer("events", optarg, lo, hi, &x))
+            return -1;
+        if (c == 'e')
+            o->events = x;
+        else if (c == 'p')
+            o->players = (long)x;
+        else if (c == 'b')
+            o->batch = (long)x;
+        else if (c == 'r')
+            o->replicas = (long)x;
+        else if (c == 'l')
+            o->latency_seconds = (double)x;
+        else
+            o->catchup = x;
+    }
+    return optind < argc ? -1 : 0;
+}
+
+static int write_config(const char *path, const char *url, const eopts *o)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f,
+            "nats:\n  servers: [\"%s\"]\n"
+            "log:\n  level: %s\n"
+            "runtime:\n  fetch_batch: %ld\n  fetch_expiry: 1s\n  heartbeat: 250ms\n"
+            "jetstream:\n"
+            "  streams:\n"
+            "    - name: EVENTS\n      subjects: [\"gamefn.v1.evp.>\"]\n"
+            "      max_age: 1h\n      duplicate_window: 10m\n"
+            "    - name: LB_SNAPSHOTS\n      subjects: [\"gamefn.v1.lb.snapshot.>\"]\n"
+            "  consumers:\n"
+            "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
+            "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+            "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
+            "      max_ack_pending: 20000\n"
+            "  buckets:\n    - name: leases\n    - name: leaderboard\n"
+            "    - name: dlq_reasons\n      ttl: 7d\n"
+            "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
+            "    boards:\n      - {name: global, operator: incr}\n",
+            url, o->verbose ? "info" : "warn", o->batch);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Every replica answers $SRV.PING (init rebuilt its boards, endpoints run). */
+static bool replicas_ready(natsConnection *nc, long replicas, int64_t timeout_ms)
+{
+    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
+    while (gf_clock_mono_ms() < deadline) {
+        long up = 0;
+        for (long i = 0; i < replicas; i++) {
+            char subject[64];
+            natsMsg *m = NULL;
+            snprintf(subject, sizeof subject, "$SRV.PING.leaderboard.bench%ld", i);
+            if (natsConnection_Request(&m, nc, subject, NULL, 0, 200) == NATS_OK &&
+                !natsMsg_IsNoResponders(m))
+                up++;
+            natsMsg_Destroy(m);
+        }
+        if (up == replicas)
+            return true;
+        gf_clock_sleep_ms(100);
+    }
+    return false;
+}
+
+/* CPU seconds (user + system) a process has used so far; 0 if unreadable. */
+static double cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* fields after the command name */
+    unsigned long long ut = 0, st = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+        return 0;
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Latencies (ms) of plan events [from, to): p50 and p99, nearest rank. */
+static void latency(const ev_plan *p, size_t from, size_t to, double *p50, double *p99)
+{
+    size_t n = to - from;
+    int64_t *l = malloc((n ? n : 1) * sizeof *l);
+    for (size_t i = 0; l && i < n; i++)
+        l[i] = atomic_load(&p->eff_ns[from + i]) - atomic_load(&p->pub_ns[from + i]);
+    if (l && n) {
+        qsort(l, n, sizeof *l, cmp_i64);
+        *p50 = (double)l[(n - 1) / 2] / 1e6;
+        *p99 = (double)l[(size_t)((double)(n - 1) * 0.99)] / 1e6;
+    }
+    free(l);
+}
+
+/* lost / double from the stored scores alone (kvStore_Get of every player's key). */
+static int verify(jsCtx *js, const ev_plan *p, long long *lost, long long *doubled)
+{
+    kvStore *kv = NULL;
+    *lost = *doubled = 0;
+    if (js_KeyValue(&kv, js, "leaderboard") != NATS_OK)
+        return -1;
+    for (size_t q = 0; q < p->players; q++) {
+        char key[64];
+        kvEntry *e = NULL;
+        int64_t score = 0;
+        snprintf(key, sizeof key, "global.all.pl%zu", q);
+        if (kvStore_Get(&e, kv, key) == NATS_OK) {
+            uint8_t *effect = NULL;
+            size_t elen = 0;
+            if (gf_effect_record_peek((const uint8_t *)kvEntry_Value(e),
+                                      (size_t)kvEntry_ValueLen(e), NULL, &effect, &elen) == GF_OK) {
+                Gamefn__V1__LeaderboardScore *s =
+                    gamefn__v1__leaderboard_score__unpack(NULL, elen, effect);
+                score = s ? s->score : 0;
+                if (s)
+                    gamefn__v1__leaderboard_score__free_unpacked(s, NULL);
+            }
+            free(effect);
+        }
+        kvEntry_Destroy(e);
+        long long count = (long long)(score >> EV_COUNT_SHIFT);
+        long long want = (long long)p->n[q];
+        int64_t want_sum = want ? p->cum[q][want - 1] : 0;
+        if (count > want)
+            *doubled += count - want;
+        else if (count < want)
+            *lost += want - count;
+        else if (score != want_sum) /* as many as produced, but not the same ones */
+            *lost += 1, *doubled += 1;
+    }
+    kvStore_Destroy(kv);
+    return 0;
+}
+
+typedef struct results {
+    double raw, rate, p50, p99, catchup_s, writes_per_event;
+    /* CPU microseconds per event: the server and the bench in the raw pipeline; the
+     * server, the bench and the leaderboard process(es) in the throughput phase */
+    double raw_server_cpu_us, raw_client_cpu_us, server_cpu_us, client_cpu_us, consumer_cpu_us;
+    long long lost, doubled, anomalies;
+    size_t latency_events;
+} results;
+
+static void report(const eopts *o, const results *r, const char *version)
+{
+    printf("gamefn-bench events: nats-server %s single node, file storage, %ld players, "
+           "batch %ld, %ld replica(s)\n",
+           version, o->players, o->batch, o->replicas);
+    printf("  %-52s %10.0f events/s\n", "raw pipeline (async publish + fetch/ack, together)",
+           r->raw);
+    printf("  %-52s %10.0f events/s  (%.2f of raw)\n", "producer -> applied leaderboard effect",
+           r->rate, r->raw > 0 ? r->rate / r->raw : 0);
+    printf("  %-52s %10.1f ms p50, %.1f ms p99 (%zu events at %.0f/s)\n",
+           "produce -> effect latency at half that rate", r->p50, r->p99, r->latency_events,
+           r->rate / 2);
+    printf("  %-52s %10.1f s for %lld events\n", "catch-up after a 5-minute outage", r->catchup_s,
+           o->catchup);
+    printf("  %-52s %lld lost, %lld double-applied (dead-lettered: %lld)\n",
+           "stored scores vs what was produced", r->lost, r->doubled, r->anomalies);
+    printf("  %-52s %10.3f\n", "KV writes per event (whole run)", r->writes_per_event);
+    printf("  %-52s raw: server %.1f, bench %.1f; pipeline: server %.1f, bench %.1f, "
+           "leaderboard %.1f\n",
+           "CPU us per event", r->raw_server_cpu_us, r->raw_client_cpu_us, r->server_cpu_us,
+           r->client_cpu_us, r->consumer_cpu_us);
+    if (!o->json)
+        return;
+    json_t *j = json_pack(
+        "{s:s, s:s, s:I, s:i, s:i, s:i, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:I, s:I}", "bench",
+        "events", "server_version", version, "events", (json_int_t)o->events, "players",
+        (int)o->players, "batch", (int)o->batch, "replicas", (int)o->replicas, "events_per_s",
+        r->rate, "raw_pipeline_per_s", r->raw, "ratio", r->raw > 0 ? r->rate / r->raw : 0,
+        "p50_effect_ms", r->p50, "p99_effect_ms", r->p99, "catchup_s", r->catchup_s,
+        "catchup_events", (json_int_t)o->catchup, "lost", (json_int_t)r->lost, "double_applied",
+        (json_int_t)r->doubled, "dead_lettered", (json_int_t)r->anomalies);
+    if (j) {
+        json_object_set_new(j, "kv_writes_per_event", json_real(r->writes_per_event));
+        json_object_set_new(j, "raw_server_cpu_us", json_real(r->raw_server_cpu_us));
+        json_object_set_new(j, "server_cpu_us", json_real(r->server_cpu_us));
+        json_object_set_new(j, "consumer_cpu_us", json_real(r->consumer_cpu_us));
+    }
+    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (line)
+        printf("%s\n", line);
+    free(line);
+    json_decref(j);
+}
+
+/* Publishes [from, to) (paced at rate, 0 = full speed) and waits for every effect; the
+ * seconds from the first publish to the last effect, or -1. */
+static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, size_t from, size_t to,
+                        double rate)
+{
+    int64_t t0 = gf_clock_mono_ns();
+    if (ev_publish(js, plan, from, to, rate, NULL) != 0)
+        return -1;
+    fprintf(stderr, "events: published %zu in %.2f s\n", to - from,
+            (double)(gf_clock_mono_ns() - t0) / 1e9);
+    int64_t last = ev_observer_wait(obs, (long long)to, from, to, WAIT_MS);
+    if (last < 0) {
+        fprintf(stderr, "events: only %lld of %zu effects seen\n", atomic_load(&obs->total), to);
+        return -1;
+    }
+    return (double)(last - t0) / 1e9;
+}
+
+int gf_bench_events(int argc, char **argv)
+{
+    eopts o;
+    int rc = 1, p = parse(argc, argv, &o);
+    if (p != 0) {
+        if (p < 0)
+            usage(stderr);
+        return p > 0 ? 0 : 2;
+    }
+    gf_natsd_opts so = {
+        .extra_config =
+            "mappings {\n  \"gamefn.v1.event.*.*\": "
+            "\"gamefn.v1.evp.{{partition(16,1)}}.{{wildcard(1)}}.{{wildcard(2)}}\"\n}\n"};
+    gf_natsd *srv = NULL;
+    natsConnection *nc = NULL, *nc2 = NULL;
+    jsCtx *js = NULL;
+    gf_proc procs[MAX_REPLICAS] = {{0}};
+    ev_plan plan = {0};
+    ev_observer obs = {0};
+    results r = {0};
+    char version[32] = "?", config[600], bin[1100];
+    /* the latency phase's length is only known after the throughput phase: plan for the
+     * most it can be (the raw rate cannot be beaten by much) */
+    size_t lat_max = (size_t)(o.latency_seconds * 200000);
+    size_t total = (size_t)o.events + lat_max + (size_t)o.catchup;
+    fprintf(stderr, "events: planning %zu events over %ld players\n", total, o.players);
+    if (ev_plan_init(&plan, total, (size_t)o.players, 42) != 0 || gf_natsd_start(&so, &srv) != 0)
+        goto out;
+    gf_natsd_probe_version(gf_natsd_url(srv), version, sizeof version);
+    if (natsConnection_ConnectTo(&nc, gf_natsd_url(srv)) != NATS_OK ||
+        natsConnection_ConnectTo(&nc2, gf_natsd_url(srv)) != NATS_OK || !(js = ev_js(nc)))
+        goto out;
+
+    fprintf(stderr, "events: raw pipeline, %lld events\n", o.events);
+    double cpu0 = cpu_seconds(gf_natsd_pid(srv)), self0 = cpu_seconds(getpid());
+    if ((r.raw = ev_raw_pipeline(nc, nc2, &plan, (size_t)o.events, 500)) <= 0)
+        goto out;
+    r.raw_server_cpu_us = (cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)o.events;
+    r.raw_client_cpu_us = (cpu_seconds(getpid()) - self0) * 1e6 / (double)o.events;
+
+    snprintf(config, sizeof config, "%s/bench.yaml", gf_natsd_dir(srv));
+    gf_bench_near_me(bin, sizeof bin, "../functions/leaderboard/gamefn-leaderboard");
+    if (write_config(config, gf_natsd_url(srv), &o) != 0)
+        goto out;
+    fprintf(stderr, "events: %ld leaderboard replica(s) of %s\n", o.replicas, bin);
+    for (long i = 0; i < o.replicas; i++) {
+        char instance[32], log[700];
+        snprintf(instance, sizeof instance, "bench%ld", i);
+        snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(srv), instance);
+        char *args[] = {bin, "--config", config, "--instance", instance, NULL};
+        if (gf_proc_spawn(&procs[i], args, NULL, log) != 0)
+            goto out;
+    }
+    if (!replicas_ready(nc, o.replicas, 30000) ||
+        ev_observer_start(&obs, &plan, gf_natsd_url(srv)) != 0) {
+        fprintf(stderr, "events: the leaderboard did not start\n");
+        goto out;
+    }
+
+    fprintf(stderr, "events: throughput, %lld events at full speed\n", o.events);
+    size_t a = 0, b = (size_t)o.events;
+    cpu0 = cpu_seconds(gf_natsd_pid(srv));
+    self0 = cpu_seconds(getpid());
+    double fn0 = 0;
+    for (long i = 0; i < o.replicas; i++)
+        fn0 += cpu_seconds(procs[i].pid);
+    double secs = run_phase(js, &plan, &obs, a, b, 0);
+    if (secs <= 0)
+        goto out;
+    r.rate = (double)(b - a) / secs;
+    double fn1 = 0;
+    for (long i = 0; i < o.replicas; i++)
+        fn1 += cpu_seconds(procs[i].pid);
+    r.server_cpu_us = (cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)(b - a);
+    r.client_cpu_us = (cpu_seconds(getpid()) - self0) * 1e6 / (double)(b - a);
+    r.consumer_cpu_us = (fn1 - fn0) * 1e6 / (double)(b - a);
+
+    r.latency_events = (size_t)(r.rate / 2 * o.latency_seconds);
+    if (r.latency_events > lat_max)
+        r.latency_events = lat_max;
+    fprintf(stderr, "events: latency, %zu events at %.0f/s\n", r.latency_events, r.rate / 2);
+    a = b, b += r.latency_events;
+    if (run_phase(js, &plan, &obs, a, b, r.rate / 2) < 0)
+        goto out;
+    latency(&plan, a, b, &r.p50, &r.p99);
+
+    fprintf(stderr, "events: catch-up, %lld events replayed at full speed\n", o.catchup);
+    a = b, b += (size_t)o.catchup;
+    if (o.catchup > 0 && (r.catchup_s = run_phase(js, &plan, &obs, a, b, 0)) < 0)
+        goto out;
+
+    if (ev_publish_wait(js) != 0) {
+        fprintf(stderr, "events: some publishes failed\n");
+        goto out;
+    }
+    /* The plan beyond b was never published: the expected counts end at b. */
+    for (size_t q = 0; q < plan.players; q++) {
+        while (plan.n[q] > 0 && plan.idx[q][plan.n[q] - 1] >= b)
+            plan.n[q]--;
+    }
+    gf_clock_sleep_ms(500); /* anything late (a double) has landed */
+    if (verify(js, &plan, &r.lost, &r.doubled) != 0)
+        goto out;
+    r.anomalies = atomic_load(&obs.anomalies);
+    jsStreamInfo *si = NULL;
+    if (js_GetStreamInfo(&si, js, "KV_leaderboard", NULL, NULL) == NATS_OK && b > 0)
+        r.writes_per_event = (double)si->State.LastSeq / (double)b;
+    jsStreamInfo_Destroy(si);
+    report(&o, &r, version);
+    rc = r.lost == 0 && r.doubled == 0 ? 0 : 1;
+out:
+    ev_observer_stop(&obs);
+    for (long i = 0; i < o.replicas; i++) {
+        gf_proc_signal(&procs[i], SIGTERM);
+        if (gf_proc_wait(&procs[i], 15000) != 0)
+            gf_proc_cleanup(&procs[i]);
+        if (o.verbose)
+            gf_proc_dump_log(&procs[i], 60);
+    }
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    natsConnection_Destroy(nc2);
+    gf_natsd_free(srv);
+    ev_plan_fini(&plan);
+    return rc;
+}

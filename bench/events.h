@@ -1,0 +1,75 @@
+/*
+ * bench/events.h — private to `gamefn-bench events`: the event plan, the publisher,
+ * the effect observer and the raw pipeline (events_load.c), driven by events.c.
+ *
+ * The plan: event i (over every phase) scores player plan.player[i] on board "global"
+ * (incr) with delta 2^20 + a small part, so a player's score says how many of its
+ * events were applied (high bits) and which (the exact cumulative sums), without
+ * trusting any counter of the system under test.
+ *
+ * Threads: the publisher runs on the caller's thread (nats.c's threads take the acks);
+ * the observer runs on its own thread and writes only its own state and atomics.
+ */
+#ifndef GAMEFN_BENCH_EVENTS_H
+#define GAMEFN_BENCH_EVENTS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nats/nats.h>
+
+enum { EV_SOURCES = 8, EV_COUNT_SHIFT = 20 };
+
+typedef struct ev_plan {
+    size_t events, players;
+    uint32_t *player;        /* per event */
+    int64_t *delta;          /* per event */
+    _Atomic int64_t *pub_ns; /* per event: when it was handed to the publisher */
+    _Atomic int64_t *eff_ns; /* per event: when the observer saw its effect */
+    /* per player: its events in plan order and their cumulative sums */
+    size_t **idx;
+    int64_t **cum;
+    size_t *n;
+} ev_plan;
+
+int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed);
+void ev_plan_fini(ev_plan *p);
+
+/* Publishes plan events [from, to) as GameEvents (8 sources, windowed async JetStream
+ * publish with Msg-Id and Gamefn-Source headers). rate 0 = as fast as the window allows,
+ * else paced to `rate` events/s. subject_prefix NULL = gamefn.v1.event (mapped by the
+ * server); else raw subjects "<prefix>.<player>". 0, or -1 (why on stderr). */
+int ev_publish(jsCtx *js, ev_plan *p, size_t from, size_t to, double rate,
+               const char *subject_prefix);
+/* A JetStream context for ev_publish: async window 4096, acks counted. */
+jsCtx *ev_js(natsConnection *nc);
+/* Waits for every async publish ack; the number of failed publishes so far. */
+long long ev_publish_wait(jsCtx *js);
+
+/* The observer: the consumer's acks of EVENTS (an ack follows the stored effect); plan
+ * event i is stream sequence i + 1. Effect times go to plan->eff_ns. */
+typedef struct ev_observer {
+    ev_plan *plan;
+    natsConnection *nc;
+    natsSubscription *sub;
+    _Atomic long long total;     /* events acked */
+    _Atomic long long anomalies; /* events terminated (dead-lettered) */
+} ev_observer;
+
+int ev_observer_start(ev_observer *o, ev_plan *p, const char *url);
+void ev_observer_stop(ev_observer *o);
+/* Waits until the observer saw `count` events applied in all, or timeout_ms passed; then
+ * the time (monotonic ns) the last effect of plan events [from, to) was seen, or -1 on
+ * timeout. */
+int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to,
+                         int64_t timeout_ms);
+
+/* The raw pipeline of the same server: plan events [0, n) published to a stream of
+ * their own while one durable fetches and acks them, at once. Events/s, 0 on failure. */
+double ev_raw_pipeline(natsConnection *pub_nc, natsConnection *sub_nc, ev_plan *p, size_t n,
+                       int batch);
+
+#endif

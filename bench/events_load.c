@@ -1,0 +1,345 @@
+/*
+ * events_load.c — `gamefn-bench events`: the plan, the publisher, the effect observer and
+ * the raw pipeline (events.h).
+ *
+ * Design notes:
+ * - Publisher: one thread, js_PublishMsgAsync with PublishAsync.MaxPending bounded by
+ *   the caller's context. Eight sources take turns, so no source has more than W = 1024
+ *   events in flight (the consumers' window assumption) with a window of 4096. Pacing
+ *   (a rate) publishes event i at t0 + i / rate.
+ * - Observer: a plain subscription on the consumer's acks ($JS.ACK.EVENTS.>: a copy of
+ *   every ack the consumer sends the server). The framework acks an event only after its
+ *   effect is stored (an ack is "effect applied"), and the bench is the stream's only
+ *   publisher, on one connection, so plan event i is stream sequence i + 1 and the ack's
+ *   subject names it. Costs the server one small core message per event, not a second
+ *   reader of the bucket. Whether effects are right is not taken from acks: the final
+ *   check reads the stored scores (events.c).
+ * - Raw pipeline: the same event bytes, to a stream of their own on a second subject
+ *   space, published with Msg-Ids by this thread while a second thread (own connection)
+ *   fetches batches from one durable and acks every message; the clock runs from the
+ *   first publish until the fetcher acked the last one.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "events.h"
+#include "gamefn/clock.h"
+#include "gamefn/effect_record.h"
+#include "gamefn/fetch.h"
+#include "gamefn/util.h"
+#include "gamefn/v1/event.pb-c.h"
+#include "gamefn/v1/state.pb-c.h"
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed)
+{
+    memset(p, 0, sizeof *p);
+    p->events = events;
+    p->players = players;
+    p->player = calloc(events, sizeof *p->player);
+    p->delta = calloc(events, sizeof *p->delta);
+    p->pub_ns = calloc(events, sizeof *p->pub_ns);
+    p->eff_ns = calloc(events, sizeof *p->eff_ns);
+    p->idx = calloc(players, sizeof *p->idx);
+    p->cum = calloc(players, sizeof *p->cum);
+    p->n = calloc(players, sizeof *p->n);
+    if (!p->player || !p->delta || !p->pub_ns || !p->eff_ns || !p->idx || !p->cum || !p->n)
+        return -1;
+    for (size_t i = 0; i < events; i++) {
+        uint64_t h = mix(seed + i);
+        p->player[i] = (uint32_t)(h % players);
+        p->delta[i] = ((int64_t)1 << EV_COUNT_SHIFT) + (int64_t)((h >> 32) % 1000) + 1;
+        p->n[p->player[i]]++;
+    }
+    for (size_t q = 0; q < players; q++) {
+        p->idx[q] = calloc(p->n[q] ? p->n[q] : 1, sizeof **p->idx);
+        p->cum[q] = calloc(p->n[q] ? p->n[q] : 1, sizeof **p->cum);
+        if (!p->idx[q] || !p->cum[q])
+            return -1;
+        p->n[q] = 0;
+    }
+    for (size_t i = 0; i < events; i++) {
+        uint32_t q = p->player[i];
+        size_t k = p->n[q]++;
+        p->idx[q][k] = i;
+        p->cum[q][k] = (k ? p->cum[q][k - 1] : 0) + p->delta[i];
+    }
+    return 0;
+}
+
+void ev_plan_fini(ev_plan *p)
+{
+    for (size_t q = 0; p->idx && q < p->players; q++) {
+        free(p->idx[q]);
+        free(p->cum[q]);
+    }
+    free(p->player);
+    free(p->delta);
+    free((void *)(uintptr_t)p->pub_ns);
+    free((void *)(uintptr_t)p->eff_ns);
+    free(p->idx);
+    free(p->cum);
+    free(p->n);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- publishing ------------------------------------------------------------------------- */
+
+static _Atomic long long failed_acks;
+
+static void on_ack(jsCtx *js, natsMsg *msg, jsPubAck *pa, jsPubAckErr *pae, void *closure)
+{
+    (void)js;
+    (void)closure;
+    if (!pa || pae)
+        atomic_fetch_add(&failed_acks, 1);
+    natsMsg_Destroy(msg);
+}
+
+/* The GameEvent of plan event i: source i % 8, seq i / 8 + 1 (a source's seqs in order). */
+static int pack(const ev_plan *p, size_t i, uint8_t *buf, size_t size, size_t *len, char *source,
+                uint64_t *seq, char *player)
+{
+    char event_id[96];
+    *seq = i / EV_SOURCES + 1;
+    snprintf(source, 32, "bench-s%zu", i % EV_SOURCES);
+    snprintf(player, 32, "pl%" PRIu32, p->player[i]);
+    snprintf(event_id, sizeof event_id, "%s-%" PRIu64, source, *seq);
+    Gamefn__V1__ScoreEvent sc = GAMEFN__V1__SCORE_EVENT__INIT;
+    sc.delta = p->delta[i];
+    Gamefn__V1__GameEvent ev = GAMEFN__V1__GAME_EVENT__INIT;
+    char type[] = "score";
+    ev.event_id = event_id;
+    ev.source_id = source;
+    ev.source_seq = *seq;
+    ev.player_id = player;
+    ev.event_type = type;
+    ev.occurred_unix_ms = 1764547200000 + (int64_t)i;
+    ev.payload_case = GAMEFN__V1__GAME_EVENT__PAYLOAD_SCORE;
+    ev.score = &sc;
+    *len = gamefn__v1__game_event__get_packed_size(&ev);
+    if (*len > size)
+        return -1;
+    gamefn__v1__game_event__pack(&ev, buf);
+    return 0;
+}
+
+int ev_publish(jsCtx *js, ev_plan *p, size_t from, size_t to, double rate,
+               const char *subject_prefix)
+{
+    int64_t t0 = gf_clock_mono_ns();
+    for (size_t i = from; i < to; i++) {
+        if (rate > 0) {
+            int64_t due = t0 + (int64_t)((double)(i - from) * 1e9 / rate);
+            for (int64_t now = gf_clock_mono_ns(); now < due; now = gf_clock_mono_ns()) {
+                struct timespec ts = {0, due - now > 200000 ? 100000 : 20000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        uint8_t buf[256];
+        size_t len = 0;
+        char source[32], player[32], subject[96], seqtext[24], id[64];
+        uint64_t seq = 0;
+        if (pack(p, i, buf, sizeof buf, &len, source, &seq, player) != 0)
+            return -1;
+        if (subject_prefix)
+            snprintf(subject, sizeof subject, "%s.%s", subject_prefix, player);
+        else
+            snprintf(subject, sizeof subject, "gamefn.v1.event.%s.score", player);
+        snprintf(seqtext, sizeof seqtext, "%" PRIu64, seq);
+        snprintf(id, sizeof id, "%s-%" PRIu64, source, seq);
+        natsMsg *m = NULL;
+        natsStatus s = natsMsg_Create(&m, subject, NULL, (const char *)buf, (int)len);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(m, "Gamefn-Source", source);
+        if (s == NATS_OK)
+            s = natsMsgHeader_Set(m, "Gamefn-Source-Seq", seqtext);
+        atomic_store(&p->pub_ns[i], gf_clock_mono_ns());
+        while (s == NATS_OK && (s = js_PublishMsgAsync(js, &m, NULL)) == NATS_TIMEOUT)
+            s = NATS_OK; /* the window is full: wait for room */
+        natsMsg_Destroy(m);
+        if (s != NATS_OK) {
+            fprintf(stderr, "events: publish: %s\n", natsStatus_GetText(s));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+jsCtx *ev_js(natsConnection *nc)
+{
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.PublishAsync.MaxPending = 4096;
+    jo.PublishAsync.StallWait = 10000;
+    jo.PublishAsync.AckHandler = on_ack;
+    jsCtx *js = NULL;
+    return natsConnection_JetStream(&js, nc, &jo) == NATS_OK ? js : NULL;
+}
+
+long long ev_publish_wait(jsCtx *js)
+{
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MaxWait = 120000;
+    js_PublishAsyncComplete(js, &po);
+    return atomic_load(&failed_acks);
+}
+
+/* ---- the observer: the consumer's acks ------------------------------------------------ */
+
+/* $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending> (the
+ * nats-server 2.9 form): the stream sequence is the 6th token. */
+static uint64_t ack_stream_seq(const char *subject)
+{
+    const char *p = subject;
+    for (int dots = 0; *p && dots < 5; p++)
+        dots += *p == '.';
+    return strtoull(p, NULL, 10);
+}
+
+static void on_consumer_ack(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
+{
+    (void)nc;
+    (void)sub;
+    ev_observer *o = closure;
+    const char *body = natsMsg_GetData(m);
+    int len = natsMsg_GetDataLength(m);
+    bool ack = len == 0 || (len >= 4 && strncmp(body, "+ACK", 4) == 0);
+    bool term = len >= 5 && strncmp(body, "+TERM", 5) == 0;
+    uint64_t seq = ack || term ? ack_stream_seq(natsMsg_GetSubject(m)) : 0;
+    if (seq >= 1 && seq <= o->plan->events) {
+        int64_t zero = 0;
+        if (atomic_compare_exchange_strong(&o->plan->eff_ns[seq - 1], &zero, gf_clock_mono_ns()))
+            atomic_fetch_add(term ? &o->anomalies : &o->total, 1);
+    }
+    natsMsg_Destroy(m);
+}
+
+int ev_observer_start(ev_observer *o, ev_plan *p, const char *url)
+{
+    memset(o, 0, sizeof *o);
+    o->plan = p;
+    if (natsConnection_ConnectTo(&o->nc, url) != NATS_OK ||
+        natsConnection_Subscribe(&o->sub, o->nc, "$JS.ACK.EVENTS.>", on_consumer_ack, o) !=
+            NATS_OK ||
+        natsSubscription_SetPendingLimits(o->sub, -1, -1) != NATS_OK ||
+        natsConnection_Flush(o->nc) != NATS_OK)
+        return -1;
+    return 0;
+}
+
+void ev_observer_stop(ev_observer *o)
+{
+    natsSubscription_Unsubscribe(o->sub);
+    natsSubscription_Destroy(o->sub);
+    natsConnection_Destroy(o->nc);
+    memset(o, 0, sizeof *o);
+}
+
+int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to,
+                         int64_t timeout_ms)
+{
+    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
+    while (atomic_load(&o->total) < count) {
+        if (gf_clock_mono_ms() > deadline)
+            return -1;
+        gf_clock_sleep_ms(2);
+    }
+    int64_t last = 0;
+    for (size_t i = from; i < to; i++) {
+        int64_t e = atomic_load(&o->plan->eff_ns[i]);
+        last = e > last ? e : last;
+    }
+    return last;
+}
+
+/* ---- the raw pipeline -------------------------------------------------------------------- */
+
+typedef struct raw_fetch {
+    natsConnection *nc;
+    natsSubscription *sub;
+    size_t want;
+    int batch;
+    int64_t done_ns;
+    size_t got;
+} raw_fetch;
+
+static void *raw_fetch_main(void *arg)
+{
+    raw_fetch *f = arg;
+    int idle = 0;
+    while (f->got < f->want && idle < 100) {
+        natsMsgList list = {0};
+        if (gf_pull_fetch(f->sub, &list, f->batch, 100) != NATS_OK) {
+            idle++;
+            continue;
+        }
+        idle = 0;
+        for (int i = 0; i < list.Count; i++)
+            natsMsg_Ack(list.Msgs[i], NULL);
+        f->got += (size_t)list.Count;
+        natsMsgList_Destroy(&list);
+    }
+    natsConnection_Flush(f->nc); /* the server has read every ack */
+    f->done_ns = gf_clock_mono_ns();
+    return NULL;
+}
+
+double ev_raw_pipeline(natsConnection *pub_nc, natsConnection *sub_nc, ev_plan *p, size_t n,
+                       int batch)
+{
+    jsCtx *pub = ev_js(pub_nc), *sub = NULL;
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    const char *subjects[] = {"rawbench.>"};
+    sc.Name = "RAW_BENCH";
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "raw";
+    cc.AckPolicy = js_AckExplicit;
+    cc.MaxAckPending = 20000;
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = "RAW_BENCH";
+    so.Consumer = "raw";
+    raw_fetch f = {.nc = sub_nc, .want = n, .batch = batch};
+    pthread_t t;
+    if (!pub || natsConnection_JetStream(&sub, sub_nc, NULL) != NATS_OK ||
+        js_AddStream(NULL, pub, &sc, NULL, NULL) != NATS_OK ||
+        js_AddConsumer(NULL, pub, "RAW_BENCH", &cc, NULL, NULL) != NATS_OK ||
+        js_PullSubscribe(&f.sub, sub, "rawbench.>", "raw", NULL, &so, NULL) != NATS_OK) {
+        fprintf(stderr, "events: raw pipeline setup: %s\n", nats_GetLastError(NULL));
+        return 0;
+    }
+    jsCtx_Destroy(sub);
+    int64_t t0 = gf_clock_mono_ns();
+    pthread_create(&t, NULL, raw_fetch_main, &f);
+    int rc = ev_publish(pub, p, 0, n, 0, "rawbench");
+    long long failed = ev_publish_wait(pub);
+    pthread_join(t, NULL);
+    natsSubscription_Destroy(f.sub);
+    jsCtx_Destroy(pub);
+    if (rc != 0 || failed != 0 || f.got != n) {
+        fprintf(stderr, "events: raw pipeline: %zu of %zu fetched, %lld failed publishes\n", f.got,
+                n, failed);
+        return 0;
+    }
+    return (double)n / ((double)(f.done_ns - t0) / 1e9);
+}

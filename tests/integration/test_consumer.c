@@ -1,0 +1,364 @@
+/*
+ * The consumer framework (gamefn/consumer.h) end to end on a real nats-server, through
+ * its smallest consumer (tests/fixtures/test_consumer.c: count and sum of ScoreEvent
+ * deltas per player): two replicas, one SIGKILLed mid-stream; producer retries
+ * (same Msg-Id) and spool replays after the duplicate window (same source/seq, a new
+ * Msg-Id); malformed messages (garbage bytes, a missing player id, an unknown type with
+ * a typed payload, a payload that does not match its type, oversized) dead-lettered with
+ * their reason in `dlq_reasons` while the consumer keeps going; a poison event
+ * dead-lettered, then — fixed — re-driven twice and applied once. And SIGKILL at the two
+ * worst moments of a batch, decided by the fixture itself rather than by timing: halfway
+ * through applying it, and after its effects are stored but before its ack.
+ */
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "event_support.h"
+#include "gamefn/clock.h"
+#include "gamefn/util.h"
+#include "gamefn/v1/dlq.pb-c.h"
+#include "gamefn/v1/event.pb-c.h"
+
+#define CONSUMER "tests/gamefn-test-consumer"
+
+enum { PLAYERS = 40, EVENTS = 3000 };
+
+static void options(gf_fnenv_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->server_config = gf_ev_mapping;
+    o->streams = gf_ev_stream;
+    o->runtime = "  drain_timeout: 5s\n"
+                 "  fetch_batch: 64\n"
+                 "  fetch_expiry: 1s\n"
+                 "  heartbeat: 250ms\n";
+    o->consumers = "    - stream: EVENTS\n"
+                   "      name: sums\n"
+                   "      partitions: 16\n"
+                   "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+                   "      lease_ttl: 3s\n"
+                   "      ack_wait: 2s\n"
+                   "      max_deliver: 3\n"
+                   "      backoff: [100ms, 200ms]\n"
+                   "      max_ack_pending: 5000\n";
+    o->buckets = "    - name: test_sums\n"
+                 "    - name: dlq_reasons\n"
+                 "      ttl: 7d\n";
+}
+
+typedef struct expect {
+    uint64_t count[PLAYERS];
+    int64_t sum[PLAYERS];
+} expect;
+
+typedef struct want {
+    const expect *x;
+    int bad; /* first player that differs, for the failure message */
+} want;
+
+static bool all_applied(gf_fnenv *env, void *arg)
+{
+    want *w = arg;
+    for (int p = 0; p < PLAYERS; p++) {
+        char key[16], got[64], exp[64];
+        snprintf(key, sizeof key, "p%d", p);
+        snprintf(exp, sizeof exp, "%" PRIu64 " %" PRId64, w->x->count[p], w->x->sum[p]);
+        if (gf_ev_effect(env->js, "test_sums", key, got, sizeof got) < 0 || strcmp(got, exp) != 0) {
+            w->bad = p;
+            return false;
+        }
+    }
+    return true;
+}
+
+static void publish_score(jsCtx *js, expect *x, const char *source, uint64_t seq, int p,
+                          int64_t delta, const char *msg_id, bool count)
+{
+    char player[16];
+    uint8_t *data = NULL;
+    size_t len = 0;
+    snprintf(player, sizeof player, "p%d", p);
+    assert_int_equal(gf_ev_score(source, seq, player, delta, NULL, 0, &data, &len), 0);
+    assert_int_equal(gf_ev_publish(js, player, "score", data, len, source, seq, msg_id, true), 0);
+    free(data);
+    if (count) {
+        x->count[p]++;
+        x->sum[p] += delta;
+    }
+}
+
+/* The DeadReason stored for the message at `seq` of partition `part`, or false. */
+static bool reason_of(gf_fnenv *env, unsigned part, uint64_t seq, char *why, size_t size)
+{
+    char key[128];
+    uint8_t buf[2048];
+    snprintf(key, sizeof key, "EVENTS.sums-p%02u.%" PRIu64, part, seq);
+    int n = gf_ev_kv_get(env->js, "dlq_reasons", key, buf, sizeof buf);
+    if (n < 0)
+        return false;
+    Gamefn__V1__DeadReason *r = gamefn__v1__dead_reason__unpack(NULL, (size_t)n, buf);
+    if (!r)
+        return false;
+    snprintf(why, size, "%s", r->error);
+    gamefn__v1__dead_reason__free_unpacked(r, NULL);
+    return true;
+}
+
+/* Publishes raw bytes for player p1 (partition known) and returns its stream seq. */
+static uint64_t publish_bad(gf_fnenv *env, const char *type, const void *data, size_t len,
+                            const char *id)
+{
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = id;
+    jsPubAck *ack = NULL;
+    char subject[64];
+    snprintf(subject, sizeof subject, "gamefn.v1.event.p1.%s", type);
+    assert_int_equal(js_Publish(&ack, env->js, subject, data, (int)len, &po, NULL), NATS_OK);
+    uint64_t seq = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    return seq;
+}
+
+typedef struct reason_want {
+    uint64_t seq;
+    const char *part;
+} reason_want;
+
+static bool reason_is(gf_fnenv *env, void *arg)
+{
+    reason_want *r = arg;
+    char why[300];
+    return reason_of(env, gf_ev_partition("p1"), r->seq, why, sizeof why) && strstr(why, r->part);
+}
+
+/* A server with the consumer's streams and buckets, a JetStream context, the expectations. */
+typedef struct cenv {
+    gf_fnenv env;
+    jsCtx *js;
+    expect *x;
+} cenv;
+
+static int setup(void **state)
+{
+    cenv *c = calloc(1, sizeof *c);
+    gf_fnenv_opts o;
+    options(&o);
+    if (!c || gf_fnenv_start_opts(&c->env, &o) != 0)
+        return -1;
+    c->js = gf_ev_js(c->env.nc);
+    c->x = calloc(1, sizeof *c->x);
+    *state = c;
+    return c->js && c->x ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    cenv *c = *state;
+    jsCtx_Destroy(c->js);
+    free(c->x);
+    gf_fnenv_free(&c->env);
+    free(c);
+    return 0;
+}
+
+/* Every player's count and sum as expected within timeout_ms, or the test fails naming one. */
+static void assert_all_applied(cenv *c, int timeout_ms)
+{
+    want w = {c->x, -1};
+    if (!gf_fnenv_eventually(all_applied, &c->env, &w, timeout_ms)) {
+        char got[64] = "";
+        char key[16];
+        snprintf(key, sizeof key, "p%d", w.bad);
+        gf_ev_effect(c->env.js, "test_sums", key, got, sizeof got);
+        fail_msg("player p%d: '%s', want %" PRIu64 " %" PRId64, w.bad, got, c->x->count[w.bad],
+                 c->x->sum[w.bad]);
+    }
+}
+
+static void exactly_once_through_kills_replays_poison_and_redrives(void **state)
+{
+    cenv *ce = *state;
+    gf_fnenv *env = &ce->env;
+    jsCtx *js = ce->js;
+    expect *x = ce->x;
+    gf_proc a = {0}, b = {0}, c = {0};
+    char *window[] = {"TEST_CONSUMER_WINDOW=8", NULL};
+    assert_int_equal(gf_fnenv_spawn_ready(env, &a, CONSUMER, "test-consumer", "a", window), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, &b, CONSUMER, "test-consumer", "b", window), 0);
+
+    uint64_t seq[2] = {0, 0};
+    const char *sources[2] = {"gs-a", "gs-b"};
+    for (int i = 0; i < EVENTS; i++) {
+        int s = i % 2;
+        int p = (i * 7) % PLAYERS;
+        publish_score(js, x, sources[s], ++seq[s], p, 1 + i % 9, NULL, true);
+        if (i % 50 == 0) /* a producer retry: same Msg-Id, deduplicated by the stream */
+            publish_score(js, x, sources[s], seq[s], p, 1 + i % 9, NULL, false);
+        if (i % 97 == 0) { /* a spool replay after the duplicate window: new Msg-Id */
+            char id[64];
+            snprintf(id, sizeof id, "replay-%d", i);
+            publish_score(js, x, sources[s], seq[s], p, 1 + i % 9, id, false);
+        }
+        if (i == EVENTS / 2) { /* a replica dies mid-stream */
+            assert_int_equal(gf_ev_flush(js), 0);
+            gf_proc_signal(&b, SIGKILL);
+            assert_int_equal(gf_proc_wait(&b, 5000), 0);
+        }
+    }
+    assert_int_equal(gf_ev_flush(js), 0);
+    assert_all_applied(ce, 60000);
+
+    /* Malformed messages: each dead-lettered with its reason, the consumer goes on. */
+    uint8_t *data = NULL;
+    size_t len = 0;
+    static const char garbage[] = "\xff\xfe not protobuf";
+    reason_want bad[5];
+    bad[0] = (reason_want){publish_bad(env, "score", garbage, sizeof garbage - 1, "bad-1"),
+                           "not a GameEvent"};
+    assert_int_equal(gf_ev_score("gs-x", 1, "p1", 5, NULL, 0, &data, &len), 0);
+    Gamefn__V1__GameEvent *ev = gamefn__v1__game_event__unpack(NULL, len, data);
+    free(data);
+    ev->player_id[0] = '\0'; /* missing player id */
+    assert_int_equal(gf_pack(&ev->base, &data, &len), GF_OK);
+    bad[1] = (reason_want){publish_bad(env, "score", data, len, "bad-2"), "player_id: is empty"};
+    free(data);
+    gamefn__v1__game_event__free_unpacked(ev, NULL);
+    assert_int_equal(gf_ev_score("gs-x", 2, "p1", 5, NULL, 0, &data, &len), 0);
+    ev = gamefn__v1__game_event__unpack(NULL, len, data);
+    free(data);
+    snprintf(ev->event_type, 6, "%s", "tele"); /* unknown type carrying a score payload */
+    assert_int_equal(gf_pack(&ev->base, &data, &len), GF_OK);
+    bad[2] = (reason_want){publish_bad(env, "tele", data, len, "bad-3"),
+                           "is score, but event_type 'tele' carries generic"};
+    free(data);
+    gamefn__v1__game_event__free_unpacked(ev, NULL);
+    assert_int_equal(gf_ev_score("gs-x", 3, "p1", 5, NULL, 0, &data, &len), 0);
+    ev = gamefn__v1__game_event__unpack(NULL, len, data);
+    free(data);
+    snprintf(ev->event_type, 6, "%s", "kill"); /* a kill with a score payload */
+    assert_int_equal(gf_pack(&ev->base, &data, &len), GF_OK);
+    bad[3] = (reason_want){publish_bad(env, "kill", data, len, "bad-4"),
+                           "is score, but event_type 'kill' carries kill"};
+    free(data);
+    gamefn__v1__game_event__free_unpacked(ev, NULL);
+    uint8_t *big = calloc(1, 70000);
+    big[0] = 0x0a; /* field 1, length-delimited: a 69,997-byte event id */
+    big[1] = 0xed;
+    big[2] = 0xa2;
+    big[3] = 0x04;
+    bad[4] = (reason_want){publish_bad(env, "score", big, 70000, "bad-5"), "exceeds 65536"};
+    free(big);
+    for (int i = 0; i < 5; i++) {
+        if (!gf_fnenv_eventually(reason_is, env, &bad[i], 20000)) {
+            char why[300] = "(none)";
+            reason_of(env, gf_ev_partition("p1"), bad[i].seq, why, sizeof why);
+            fail_msg("malformed %d (seq %" PRIu64 "): reason '%s', want '%s'", i, bad[i].seq, why,
+                     bad[i].part);
+        }
+    }
+
+    /* Poison: refused (dead-lettered with its dead mark), the partition moves on, and
+     * the source goes more than W = 8 past it on that key. */
+    uint64_t pseq = ++seq[0];
+    publish_score(js, x, sources[0], pseq, 1, 666, NULL, false);
+    for (int i = 0; i < 40; i++) /* enough later events of the same source and player */
+        publish_score(js, x, sources[0], ++seq[0], 1, 2, NULL, true);
+    assert_int_equal(gf_ev_flush(js), 0);
+    assert_all_applied(ce, 30000);
+
+    /* Fixed: a replica that accepts 666 takes over, and the poison is re-driven twice. */
+    assert_true(gf_fnenv_stop(&a, 15000));
+    char *accept[] = {"TEST_CONSUMER_ACCEPT_666=1", "TEST_CONSUMER_WINDOW=8", NULL};
+    assert_int_equal(gf_fnenv_spawn_ready(env, &c, CONSUMER, "test-consumer", "c", accept), 0);
+    assert_int_equal(gf_ev_score(sources[0], pseq, "p1", 666, NULL, 0, &data, &len), 0);
+    char durable[32];
+    snprintf(durable, sizeof durable, "sums-p%02u", gf_ev_partition("p1"));
+    for (int i = 0; i < 2; i++) {
+        char id[64];
+        snprintf(id, sizeof id, "redrive-%d", i);
+        natsMsg *m = NULL;
+        char subject[64];
+        snprintf(subject, sizeof subject, "gamefn.v1.evp.%u.p1.score", gf_ev_partition("p1"));
+        assert_int_equal(natsMsg_Create(&m, subject, NULL, (const char *)data, (int)len), NATS_OK);
+        natsMsgHeader_Set(m, "Nats-Msg-Id", id);
+        natsMsgHeader_Set(m, "Gamefn-Redrive", durable);
+        jsPubAck *ack = NULL;
+        assert_int_equal(js_PublishMsg(&ack, env->js, m, NULL, NULL), NATS_OK);
+        jsPubAck_Destroy(ack);
+        natsMsg_Destroy(m);
+    }
+    free(data);
+    x->count[1]++;
+    x->sum[1] += 666;
+    assert_all_applied(ce, 30000);
+    gf_clock_sleep_ms(1500); /* the second re-drive has been handled too */
+    want w = {x, -1};
+    assert_true(all_applied(env, &w));
+
+    assert_true(gf_fnenv_stop(&c, 15000));
+    gf_proc_cleanup(&b);
+}
+
+/* Two replicas that SIGKILL themselves mid-batch (one in apply, one between the stored
+ * effect and the ack) and one that survives; waves of events until both have died, then
+ * every player's count and sum must be exact: nothing lost, nothing applied twice. */
+static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
+{
+    cenv *ce = *state;
+    gf_fnenv *env = &ce->env;
+    jsCtx *js = ce->js;
+    expect *x = ce->x;
+    gf_proc a = {0}, b = {0}, c = {0};
+    char *after_store[] = {"TEST_CONSUMER_KILL_AFTER_STORE=3", NULL};
+    char *in_apply[] = {"TEST_CONSUMER_KILL_IN_APPLY=150", NULL};
+    assert_int_equal(gf_fnenv_spawn_ready(env, &a, CONSUMER, "test-consumer", "a", NULL), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, &b, CONSUMER, "test-consumer", "b", after_store), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, &c, CONSUMER, "test-consumer", "c", in_apply), 0);
+    gf_clock_sleep_ms(1000); /* the partitions spread over the three */
+
+    uint64_t seq = 0;
+    int waves = 0;
+    for (; waves < 60 && (gf_proc_running(&b) || gf_proc_running(&c)); waves++) {
+        for (int i = 0; i < 100; i++) {
+            seq++;
+            publish_score(js, x, "gs-k", seq, (int)(seq * 7 % PLAYERS), 1 + (int)(seq % 9), NULL,
+                          true);
+        }
+        assert_int_equal(gf_ev_flush(js), 0);
+        gf_clock_sleep_ms(200);
+    }
+    printf("sigkill: %d waves, %" PRIu64 " events; after-store replica %s, in-apply replica %s\n",
+           waves, seq, gf_proc_running(&b) ? "alive" : "killed",
+           gf_proc_running(&c) ? "alive" : "killed");
+    assert_false(gf_proc_running(&b)); /* each fault did happen */
+    assert_false(gf_proc_running(&c));
+    assert_all_applied(ce, 60000);
+    gf_clock_sleep_ms(1500); /* a late redelivery would have landed */
+    want w = {x, -1};
+    assert_true(all_applied(env, &w));
+
+    assert_true(gf_fnenv_stop(&a, 15000));
+    gf_proc_cleanup(&b);
+    gf_proc_cleanup(&c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

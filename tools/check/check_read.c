@@ -1,0 +1,477 @@
+/*
+ * check_read.c — a live deployment into a gf_check (gamefn/check/check_read.h).
+ *
+ * Design notes:
+ * - One ordered push consumer per stream (nats.c re-creates it on a gap, flow control
+ *   keeps the server from overrunning us): unfiltered, so an empty match can never leave
+ *   us waiting, and bounded by the stream's last sequence when the read starts.
+ * - A mirror is read only once it holds every revision its bucket had when we looked (or
+ *   after catch_up_ms, with a note): otherwise the last writes would look lost.
+ * - MATCHES is a work queue: a second consumer is refused there, so what is left in it
+ *   (matches not yet allocated) is read by sequence, a few at most.
+ * - Scores come from the leaderboard's query endpoint, the players' view of the
+ *   effects, after its consumers drained.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gamefn/check/check_read.h"
+#include "gamefn/clock.h"
+#include "gamefn/subjects.h"
+#include "gamefn/v1/leaderboard.pb-c.h"
+#include "gamefn/wire_error.h"
+
+enum { MATCHES_MAX_SPAN = 20000, PAGE = 100 };
+
+typedef struct reader {
+    natsConnection *nc;
+    jsCtx *js;
+    gf_check *c;
+    const gf_check_read_opts *o;
+    gf_check_read_notes *notes;
+    char *why;
+    size_t why_size;
+} reader;
+
+typedef gf_err (*msg_fn)(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix);
+
+static void note(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(reader *r, const char *fmt, ...)
+{
+    char line[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(r->notes->text);
+    snprintf(r->notes->text + n, sizeof r->notes->text - n, "%s%s", n ? "; " : "", line);
+}
+
+static gf_err fail(reader *r, natsStatus s, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static gf_err fail(reader *r, natsStatus s, const char *fmt, ...)
+{
+    char what[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    if (s == NATS_TIMEOUT) {
+        snprintf(r->why, r->why_size,
+                 "%s: no answer from the JetStream API in time (is JetStream enabled? may this "
+                 "user read it? docs/OPERATIONS.md, Permissions: the auditor)",
+                 what);
+        return GF_ERR_TIMEOUT;
+    }
+    snprintf(r->why, r->why_size, "%s: %s", what, natsStatus_GetText(s));
+    bool gone =
+        s == NATS_NO_RESPONDERS || s == NATS_CONNECTION_CLOSED || s == NATS_CONNECTION_DISCONNECTED;
+    return gone ? GF_ERR_UNAVAILABLE : GF_ERR_NATS;
+}
+
+/* Stream info; GF_ERR_NOT_FOUND when the stream does not exist. */
+static gf_err info(reader *r, const char *stream, jsStreamInfo **out)
+{
+    jsErrCode jerr = 0;
+    natsStatus s = js_GetStreamInfo(out, r->js, stream, NULL, &jerr);
+    if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr)
+        return GF_ERR_NOT_FOUND;
+    return s == NATS_OK ? GF_OK : fail(r, s, "stream info %s", stream);
+}
+
+static void progress(reader *r, const char *stream, uint64_t done, uint64_t total, int64_t *last)
+{
+    int64_t now = gf_clock_mono_ms();
+    if (r->o->progress && now - *last >= 250) {
+        *last = now;
+        r->o->progress(r->o->closure, stream, done, total);
+    }
+}
+
+/* Every message of `stream` with sequence <= last (and stored at or after since_ms), in
+ * order, through fn. */
+static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si, uint64_t last,
+                           msg_fn fn, const char *prefix)
+{
+    if (si->State.Msgs == 0 || last < si->State.FirstSeq)
+        return GF_OK;
+    int64_t since_ns = r->o->since_ms * 1000000;
+    if (since_ns > 0 && si->State.LastTime < since_ns)
+        return GF_OK;
+    /* From the first message, not DeliverByStartTime: on 2.9.10 a consumer started by
+     * time on a mirror was seen to deliver nothing at all (once, under load); the
+     * messages before since_ns are skipped here instead. */
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.Ordered = true;
+    natsSubscription *sub = NULL;
+    jsErrCode jerr = 0;
+    natsStatus s = js_SubscribeSync(&sub, r->js, ">", NULL, &so, &jerr);
+    if (s != NATS_OK)
+        return fail(r, s, "cannot read %s (ordered consumer, error %d)", stream, (int)jerr);
+    natsSubscription_SetPendingLimits(sub, 1000000, 1024 * 1024 * 1024);
+    gf_err err = GF_OK;
+    uint64_t done = 0; /* messages read (fed or skipped as older than since) */
+    int64_t shown = gf_clock_mono_ms();
+    for (;;) {
+        natsMsg *m = NULL;
+        jsMsgMetaData *meta = NULL;
+        s = natsSubscription_NextMsg(&m, sub, 30000);
+        if (s != NATS_OK) {
+            snprintf(r->why, r->why_size, "reading %s stalled after %llu messages: %s", stream,
+                     (unsigned long long)done, natsStatus_GetText(s));
+            err = s == NATS_TIMEOUT ? GF_ERR_TIMEOUT : GF_ERR_UNAVAILABLE;
+            break;
+        }
+        s = natsMsg_GetMetaData(&meta, m);
+        if (s != NATS_OK) {
+            natsMsg_Destroy(m);
+            err = fail(r, s, "reading %s: a message without metadata", stream);
+            break;
+        }
+        uint64_t seq = meta->Sequence.Stream;
+        bool end = seq >= last || meta->NumPending == 0;
+        if (seq <= last && meta->Timestamp >= since_ns)
+            err = fn(r, m, meta, prefix);
+        done++;
+        jsMsgMetaData_Destroy(meta);
+        natsMsg_Destroy(m);
+        progress(r, stream, done, si->State.Msgs, &shown);
+        if (err != GF_OK || end)
+            break;
+    }
+    if (r->o->progress)
+        r->o->progress(r->o->closure, stream, done, done);
+    /* Destroy without Unsubscribe: the ephemeral consumer is left to the server, which
+     * removes it once idle (a delete request needs a permission a reader has no need
+     * for: deploy/nats/accounts.conf, the auditor). */
+    natsSubscription_Destroy(sub);
+    return err;
+}
+
+/* ---- the AUDIT_* mirrors ---------------------------------------------------------------- */
+
+static gf_err kv_record(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix,
+                        gf_err (*feed)(gf_check *, const gf_check_record *))
+{
+    const char *subject = natsMsg_GetSubject(m), *op = NULL;
+    size_t n = strlen(prefix);
+    gf_check_record rec = {meta->Sequence.Stream,
+                           meta->Timestamp,
+                           "",
+                           GF_CHECK_PUT,
+                           (const uint8_t *)natsMsg_GetData(m),
+                           (size_t)natsMsg_GetDataLength(m)};
+    if (strncmp(subject, prefix, n) == 0)
+        rec.key = subject + n;
+    if (natsMsgHeader_Get(m, "KV-Operation", &op) == NATS_OK && op) {
+        rec.op = strcmp(op, "PURGE") == 0 ? GF_CHECK_PURGE : GF_CHECK_DEL;
+        rec.value = NULL;
+        rec.len = 0;
+    }
+    return feed(r->c, &rec);
+}
+
+static gf_err on_ticket(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix)
+{
+    return kv_record(r, m, meta, prefix, gf_check_ticket);
+}
+
+static gf_err on_outcome(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix)
+{
+    return kv_record(r, m, meta, prefix, gf_check_outcome);
+}
+
+static gf_err on_player(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix)
+{
+    return kv_record(r, m, meta, prefix, gf_check_player);
+}
+
+/* Waits until `mirror` holds what `bucket` held when we looked; *last = what to read. */
+static gf_err caught_up(reader *r, const char *mirror, const char *bucket, jsStreamInfo **si,
+                        uint64_t *last)
+{
+    char origin[96];
+    snprintf(origin, sizeof origin, "KV_%s", bucket);
+    jsStreamInfo *o = NULL;
+    gf_err err = info(r, origin, &o);
+    uint64_t want = err == GF_OK ? o->State.LastSeq : 0;
+    jsStreamInfo_Destroy(o);
+    if (err != GF_OK && err != GF_ERR_NOT_FOUND)
+        return err;
+    int64_t wait = r->o->catch_up_ms > 0 ? r->o->catch_up_ms : 10000;
+    int64_t deadline = gf_clock_mono_ms() + wait;
+    for (;;) {
+        err = info(r, mirror, si);
+        if (err != GF_OK)
+            return err;
+        *last = (*si)->State.LastSeq;
+        if (*last >= want)
+            return GF_OK;
+        if (gf_clock_mono_ms() >= deadline) {
+            note(r,
+                 "%s holds revisions up to %llu, %s up to %llu after %lld ms: the rest is "
+                 "not checked",
+                 mirror, (unsigned long long)*last, origin, (unsigned long long)want,
+                 (long long)wait);
+            return GF_OK;
+        }
+        jsStreamInfo_Destroy(*si);
+        *si = NULL;
+        gf_clock_sleep_ms(100);
+    }
+}
+
+static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg_fn fn,
+                          gf_check_source src)
+{
+    jsStreamInfo *si = NULL;
+    uint64_t last = 0;
+    gf_err err = caught_up(r, mirror, bucket, &si, &last);
+    if (err == GF_ERR_NOT_FOUND) {
+        char why[160];
+        snprintf(why, sizeof why, "stream %s does not exist (no audit mirror of %s)", mirror,
+                 bucket);
+        gf_check_missing(r->c, src, why);
+        note(r, "%s", why);
+        r->notes->missing_audit = true;
+        return GF_OK;
+    }
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "$KV.%s.", bucket);
+    if (err == GF_OK)
+        err = read_ordered(r, mirror, si, last, fn, prefix);
+    jsStreamInfo_Destroy(si);
+    return err;
+}
+
+/* Matches not yet taken from the work queue MATCHES: their formation time. */
+static gf_err read_matches(reader *r)
+{
+    jsStreamInfo *si = NULL;
+    gf_err err = info(r, "MATCHES", &si);
+    if (err != GF_OK)
+        return err == GF_ERR_NOT_FOUND ? GF_OK : err;
+    uint64_t first = si->State.FirstSeq, last = si->State.LastSeq, msgs = si->State.Msgs;
+    jsStreamInfo_Destroy(si);
+    if (msgs == 0)
+        return GF_OK;
+    if (last - first > MATCHES_MAX_SPAN) {
+        note(r,
+             "MATCHES holds %llu matches over %llu sequences: not read (the claims give "
+             "their formation times)",
+             (unsigned long long)msgs, (unsigned long long)(last - first + 1));
+        return GF_OK;
+    }
+    for (uint64_t seq = first; seq <= last && err == GF_OK; seq++) {
+        natsMsg *m = NULL;
+        jsErrCode jerr = 0;
+        natsStatus s = js_GetMsg(&m, r->js, "MATCHES", seq, NULL, &jerr);
+        if (s == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr)
+            continue; /* allocated meanwhile */
+        if (s != NATS_OK)
+            return fail(r, s, "reading MATCHES seq %llu", (unsigned long long)seq);
+        err = gf_check_match(r->c, (const uint8_t *)natsMsg_GetData(m),
+                             (size_t)natsMsg_GetDataLength(m));
+        natsMsg_Destroy(m);
+    }
+    return err;
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static gf_err on_event(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix)
+{
+    const char *source = NULL, *seq = NULL;
+    natsMsgHeader_Get(m, "Gamefn-Source", &source);
+    natsMsgHeader_Get(m, "Gamefn-Source-Seq", &seq);
+    gf_check_event_msg e = {meta->Sequence.Stream,
+                            meta->Timestamp,
+                            natsMsg_GetSubject(m),
+                            source,
+                            seq,
+                            (const uint8_t *)natsMsg_GetData(m),
+                            (size_t)natsMsg_GetDataLength(m)};
+    return gf_check_event(r->c, &e);
+}
+
+static gf_err on_dead_letter(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix)
+{
+    if (strncmp(natsMsg_GetSubject(m), prefix, strlen(prefix)) != 0)
+        return GF_OK;
+    return gf_check_dead_letter(r->c, (const uint8_t *)natsMsg_GetData(m),
+                                (size_t)natsMsg_GetDataLength(m));
+}
+
+static gf_err read_plain(reader *r, const char *stream, msg_fn fn, const char *prefix,
+                         bool *missing)
+{
+    jsStreamInfo *si = NULL;
+    gf_err err = info(r, stream, &si);
+    *missing = err == GF_ERR_NOT_FOUND;
+    if (err == GF_OK)
+        err = read_ordered(r, stream, si, si->State.LastSeq, fn, prefix);
+    jsStreamInfo_Destroy(si);
+    return *missing ? GF_OK : err;
+}
+
+/* Waits until every leaderboard consumer of EVENTS has nothing pending or in flight. */
+static void settle(reader *r)
+{
+    int64_t wait = r->o->settle_ms > 0 ? r->o->settle_ms : 10000;
+    int64_t deadline = gf_clock_mono_ms() + wait;
+    for (;;) {
+        jsConsumerInfoList *list = NULL;
+        uint64_t behind = 0;
+        if (js_Consumers(&list, r->js, "EVENTS", NULL, NULL) != NATS_OK)
+            return;
+        for (int i = 0; i < list->Count; i++) {
+            const jsConsumerInfo *ci = list->List[i];
+            if (strncmp(ci->Name, "leaderboard", 11) == 0)
+                behind += ci->NumPending + (uint64_t)ci->NumAckPending;
+        }
+        jsConsumerInfoList_Destroy(list);
+        if (behind == 0)
+            return;
+        if (gf_clock_mono_ms() >= deadline) {
+            note(r, "the leaderboard consumers still had %llu events to apply after %lld ms",
+                 (unsigned long long)behind, (long long)wait);
+            return;
+        }
+        gf_clock_sleep_ms(200);
+    }
+}
+
+static const gf_check_board_spec *spec_of(const gf_check_read_opts *o, const char *board)
+{
+    for (size_t i = 0; i < o->boards_len; i++) {
+        if (strcmp(o->boards[i].name, board) == 0)
+            return &o->boards[i];
+    }
+    return NULL;
+}
+
+/* One page of `board` from rank `start`. GF_ERR_NOT_FOUND: the board is unknown. */
+static gf_err page(reader *r, const char *board, uint64_t start,
+                   Gamefn__V1__LeaderboardQueryReply **out, natsStatus *status)
+{
+    Gamefn__V1__LeaderboardQueryRequest q = GAMEFN__V1__LEADERBOARD_QUERY_REQUEST__INIT;
+    Gamefn__V1__PageQuery p = GAMEFN__V1__PAGE_QUERY__INIT;
+    q.board = (char *)(uintptr_t)board;
+    q.query_case = GAMEFN__V1__LEADERBOARD_QUERY_REQUEST__QUERY_PAGE;
+    q.page = &p;
+    p.start_rank = start;
+    p.limit = PAGE;
+    uint8_t buf[256];
+    size_t len = gamefn__v1__leaderboard_query_request__pack(&q, buf);
+    natsMsg *reply = NULL;
+    int64_t timeout = r->o->request_timeout_ms > 0 ? r->o->request_timeout_ms : 2000;
+    *out = NULL;
+    *status = natsConnection_Request(&reply, r->nc, GF_WIRE_SUBJ_LEADERBOARD_QUERY, buf, (int)len,
+                                     timeout);
+    if (*status != NATS_OK)
+        return GF_ERR_UNAVAILABLE;
+    const char *code = NULL, *text = NULL;
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &code);
+    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &text);
+    gf_wire_error e;
+    const uint8_t *data = (const uint8_t *)natsMsg_GetData(reply);
+    size_t n = (size_t)natsMsg_GetDataLength(reply);
+    gf_err err = gf_wire_reply_check(code, text, data, n, &e);
+    if (err == GF_OK) {
+        *out = gamefn__v1__leaderboard_query_reply__unpack(NULL, n, data);
+        err = *out ? GF_OK : GF_ERR_INVALID;
+    }
+    natsMsg_Destroy(reply);
+    return err;
+}
+
+/* Every stored score of every board the score events name. */
+static gf_err read_scores(reader *r)
+{
+    size_t n = gf_check_boards_count(r->c);
+    if (n == 0)
+        return GF_OK;
+    settle(r);
+    for (size_t b = 0; b < n; b++) {
+        char board[72];
+        snprintf(board, sizeof board, "%s", gf_check_board_name(r->c, b));
+        uint64_t start = 1, total = 0, got = 0;
+        bool declared = false;
+        for (;;) {
+            Gamefn__V1__LeaderboardQueryReply *reply = NULL;
+            natsStatus s = NATS_OK;
+            gf_err err = page(r, board, start, &reply, &s);
+            if (err == GF_ERR_UNAVAILABLE) {
+                note(r, "no leaderboard answered %s (%s): scores not compared",
+                     GF_WIRE_SUBJ_LEADERBOARD_QUERY, natsStatus_GetText(s));
+                return GF_OK;
+            }
+            if (err != GF_OK) {
+                note(r, "board %s: the leaderboard answered %s: not compared", board,
+                     gf_err_str(err));
+                break;
+            }
+            if (!declared) {
+                const gf_check_board_spec *sp = spec_of(r->o, board);
+                err = gf_check_board(r->c, board, sp ? sp->op : GF_CHECK_BOARD_INCR,
+                                     sp && sp->ascending);
+                declared = true;
+            }
+            total = reply->total_players;
+            for (size_t i = 0; i < reply->n_entries && err == GF_OK; i++)
+                err = gf_check_board_score(r->c, board, reply->entries[i]->player_id,
+                                           reply->entries[i]->score);
+            size_t entries = reply->n_entries;
+            gamefn__v1__leaderboard_query_reply__free_unpacked(reply, NULL);
+            if (err != GF_OK)
+                return err;
+            got += entries;
+            start += PAGE;
+            if (entries < PAGE || got >= total)
+                break;
+        }
+    }
+    return GF_OK;
+}
+
+static gf_err read_events(reader *r)
+{
+    bool missing = false;
+    gf_err err = read_plain(r, "EVENTS", on_event, "", &missing);
+    if (err != GF_OK)
+        return err;
+    if (missing) {
+        gf_check_missing(r->c, GF_CHECK_SRC_EVENTS, "stream EVENTS does not exist");
+        note(r, "stream EVENTS does not exist");
+        return GF_OK;
+    }
+    err = read_plain(r, "DLQ", on_dead_letter, GF_WIRE_SUBJ_DLQ ".EVENTS.", &missing);
+    if (err == GF_OK && !r->o->no_scores)
+        err = read_scores(r);
+    return err;
+}
+
+gf_err gf_check_read(natsConnection *nc, jsCtx *js, gf_check *c, const gf_check_read_opts *o,
+                     gf_check_read_notes *notes, char *why, size_t why_size)
+{
+    reader r = {nc, js, c, o, notes, why, why_size};
+    memset(notes, 0, sizeof *notes);
+    if (why_size)
+        why[0] = 0;
+    gf_err err = read_mirror(&r, "AUDIT_TICKETS", "tickets", on_ticket, GF_CHECK_SRC_TICKETS);
+    if (err == GF_OK)
+        err = read_mirror(&r, "AUDIT_MATCHES", "matches", on_outcome, GF_CHECK_SRC_MATCHES);
+    if (err == GF_OK)
+        err = read_mirror(&r, "AUDIT_PLAYERS", "players", on_player, GF_CHECK_SRC_PLAYERS);
+    if (err == GF_OK)
+        err = read_matches(&r);
+    if (err == GF_OK && !o->no_events)
+        err = read_events(&r);
+    if (err == GF_ERR_NOMEM)
+        snprintf(why, why_size, "out of memory");
+    return err;
+}
