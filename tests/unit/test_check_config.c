@@ -113,6 +113,11 @@ static const bad_case bad[] = {
     {"functions:\n  lag:\n    warning: 10\n    critical: 5\n", 4, 15, "functions.lag.critical",
      "must be at least warning (10)"},
     {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
+    /* bucket names, worded once (gf_cfg_bucket_ok) whichever section names one */
+    {"functions:\n  lag:\n    lease_bucket: a.b\n", 3, 19, "functions.lag.lease_bucket",
+     "bucket name may hold only letters, digits, '_' and '-'"},
+    {"functions:\n  analytics:\n    bucket: a.b\n", 3, 13, "functions.analytics.bucket",
+     "bucket name may hold only letters, digits, '_' and '-'"},
 };
 
 static void broken_sections_fail_where_they_are(void **state)
