@@ -26,6 +26,7 @@
 
 #include "event_support.h"
 #include "gamefn/clock.h"
+#include "harness_util.h"
 
 #define CONSUMER "tests/gamefn-test-consumer"
 #define WORKER   "tests/gamefn-test-worker"
@@ -255,13 +256,7 @@ static void exhaust_on_events(gf_fnenv *env)
     cc.AckPolicy = js_AckExplicit;
     cc.AckWait = 300 * 1000000LL;
     cc.MaxDeliver = 1;
-    assert_int_equal(js_AddConsumer(NULL, env->js, "EVENTS", &cc, NULL, NULL), NATS_OK);
-    jsSubOptions so;
-    jsSubOptions_Init(&so);
-    so.Stream = "EVENTS";
-    so.Consumer = "plain";
-    natsSubscription *sub = NULL;
-    assert_int_equal(js_PullSubscribe(&sub, env->js, NULL, "plain", NULL, &so, NULL), NATS_OK);
+    natsSubscription *sub = th_pull_consumer(env->js, "EVENTS", &cc);
     natsMsgList list = {0};
     assert_int_equal(natsSubscription_Fetch(&list, sub, 1, 2000, NULL), NATS_OK);
     natsMsgList_Destroy(&list); /* not acked */
