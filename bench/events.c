@@ -18,7 +18,10 @@
  *     outage; seconds from the first replayed event to the last effect;
  *  6. lost / double_applied from the final stored scores: every delta is 2^20 + a small
  *     part, so a score counts its applications and the exact sum tells which.
- * Progress on stderr; figures on stdout; --json adds the JSON line last.
+ * Progress on stderr; figures on stdout; --json adds the JSON line last. A leaderboard
+ * replica that exits (crash, OOM kill) ends the run at once, exit status 1 and no figures:
+ * publishing and every wait poll the replicas (waitpid WNOHANG on their pids) instead of
+ * running out a timeout (5 minutes for the effects).
  */
 #define _GNU_SOURCE /* getopt_long */
 #include <getopt.h>
@@ -169,13 +172,37 @@ static int write_config(const char *path, const char *url, const eopts *o)
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* The leaderboard replicas this run started. */
+typedef struct replicas {
+    gf_proc *procs;
+    long n;
+} replicas;
+
+/* ev_give_up: true, with which replica ended and how on stderr, once one is not running. */
+static bool replica_gone(void *arg)
+{
+    const replicas *r = arg;
+    for (long i = 0; i < r->n; i++) {
+        pid_t pid = r->procs[i].pid;
+        if (gf_proc_running(&r->procs[i]))
+            continue;
+        char how[64];
+        gf_proc_describe(&r->procs[i], how, sizeof how);
+        fprintf(stderr, "events: leaderboard replica bench%ld (pid %d) %s; no figures\n", i,
+                (int)pid, how);
+        gf_proc_dump_log(&r->procs[i], 20);
+        return true;
+    }
+    return false;
+}
+
 /* Every replica answers $SRV.PING (init rebuilt its boards, endpoints run). */
-static bool replicas_ready(natsConnection *nc, long replicas, int64_t timeout_ms)
+static bool replicas_ready(natsConnection *nc, replicas *reps, int64_t timeout_ms)
 {
     int64_t deadline = gf_clock_mono_ms() + timeout_ms;
-    while (gf_clock_mono_ms() < deadline) {
+    while (gf_clock_mono_ms() < deadline && !replica_gone(reps)) {
         long up = 0;
-        for (long i = 0; i < replicas; i++) {
+        for (long i = 0; i < reps->n; i++) {
             char subject[64];
             natsMsg *m = NULL;
             snprintf(subject, sizeof subject, "$SRV.PING.leaderboard.bench%ld", i);
@@ -184,7 +211,7 @@ static bool replicas_ready(natsConnection *nc, long replicas, int64_t timeout_ms
                 up++;
             natsMsg_Destroy(m);
         }
-        if (up == replicas)
+        if (up == reps->n)
             return true;
         gf_clock_sleep_ms(100);
     }
@@ -323,16 +350,17 @@ static void report(const eopts *o, const results *r, const char *version)
 }
 
 /* Publishes [from, to) (paced at rate, 0 = full speed) and waits for every effect; the
- * seconds from the first publish to the last effect, or -1. */
-static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, size_t from, size_t to,
-                        double rate)
+ * seconds from the first publish to the last effect, or -1 (also as soon as a replica is
+ * gone). */
+static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, replicas *reps, size_t from,
+                        size_t to, double rate)
 {
     int64_t t0 = gf_clock_mono_ns();
-    if (ev_publish(js, plan, from, to, rate, NULL) != 0)
+    if (ev_publish(js, plan, from, to, rate, NULL, replica_gone, reps) != 0)
         return -1;
     fprintf(stderr, "events: published %zu in %.2f s\n", to - from,
             (double)(gf_clock_mono_ns() - t0) / 1e9);
-    int64_t last = ev_observer_wait(obs, (long long)to, from, to, WAIT_MS);
+    int64_t last = ev_observer_wait(obs, (long long)to, from, to, WAIT_MS, replica_gone, reps);
     if (last < 0) {
         fprintf(stderr, "events: only %lld of %zu effects seen\n", atomic_load(&obs->total), to);
         return -1;
@@ -357,6 +385,7 @@ int gf_bench_events(int argc, char **argv)
     natsConnection *nc = NULL, *nc2 = NULL;
     jsCtx *js = NULL;
     gf_proc procs[MAX_REPLICAS] = {{0}};
+    replicas reps = {procs, 0};
     ev_plan plan = {0};
     ev_observer obs = {0};
     results r = {0};
@@ -392,8 +421,10 @@ int gf_bench_events(int argc, char **argv)
         char *args[] = {bin, "--config", config, "--instance", instance, NULL};
         if (gf_proc_spawn(&procs[i], args, NULL, log) != 0)
             goto out;
+        reps.n = i + 1;
+        fprintf(stderr, "events: leaderboard replica %s is pid %d\n", instance, (int)procs[i].pid);
     }
-    if (!replicas_ready(nc, o.replicas, 30000) ||
+    if (!replicas_ready(nc, &reps, 30000) ||
         ev_observer_start(&obs, &plan, gf_natsd_url(srv)) != 0) {
         fprintf(stderr, "events: the leaderboard did not start\n");
         goto out;
@@ -406,7 +437,7 @@ int gf_bench_events(int argc, char **argv)
     double fn0 = 0;
     for (long i = 0; i < o.replicas; i++)
         fn0 += cpu_seconds(procs[i].pid);
-    double secs = run_phase(js, &plan, &obs, a, b, 0);
+    double secs = run_phase(js, &plan, &obs, &reps, a, b, 0);
     if (secs <= 0)
         goto out;
     r.rate = (double)(b - a) / secs;
@@ -422,13 +453,13 @@ int gf_bench_events(int argc, char **argv)
         r.latency_events = lat_max;
     fprintf(stderr, "events: latency, %zu events at %.0f/s\n", r.latency_events, r.rate / 2);
     a = b, b += r.latency_events;
-    if (run_phase(js, &plan, &obs, a, b, r.rate / 2) < 0)
+    if (run_phase(js, &plan, &obs, &reps, a, b, r.rate / 2) < 0)
         goto out;
     latency(&plan, a, b, &r.p50, &r.p99);
 
     fprintf(stderr, "events: catch-up, %lld events replayed at full speed\n", o.catchup);
     a = b, b += (size_t)o.catchup;
-    if (o.catchup > 0 && (r.catchup_s = run_phase(js, &plan, &obs, a, b, 0)) < 0)
+    if (o.catchup > 0 && (r.catchup_s = run_phase(js, &plan, &obs, &reps, a, b, 0)) < 0)
         goto out;
 
     if (ev_publish_wait(js) != 0) {
@@ -448,6 +479,8 @@ int gf_bench_events(int argc, char **argv)
     if (js_GetStreamInfo(&si, js, "KV_leaderboard", NULL, NULL) == NATS_OK && b > 0)
         r.writes_per_event = (double)si->State.LastSeq / (double)b;
     jsStreamInfo_Destroy(si);
+    if (replica_gone(&reps)) /* figures of a run that lost a replica are not the system's */
+        goto out;
     report(&o, &r, version);
     rc = r.lost == 0 && r.doubled == 0 ? 0 : 1;
 out:

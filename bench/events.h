@@ -38,12 +38,17 @@ typedef struct ev_plan {
 int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed);
 void ev_plan_fini(ev_plan *p);
 
+/* Called about every 100 ms while a publish or a wait lasts, on the calling thread: true
+ * ends it at once (e.g. a process that would apply the events is gone). */
+typedef bool (*ev_give_up)(void *arg);
+
 /* Publishes plan events [from, to) as GameEvents (8 sources, windowed async JetStream
  * publish with Msg-Id and Gamefn-Source headers). rate 0 = as fast as the window allows,
  * else paced to `rate` events/s. subject_prefix NULL = gamefn.v1.event (mapped by the
- * server); else raw subjects "<prefix>.<player>". 0, or -1 (why on stderr). */
+ * server); else raw subjects "<prefix>.<player>". 0, or -1 (why on stderr, or give_up, may
+ * be NULL, said so). */
 int ev_publish(jsCtx *js, ev_plan *p, size_t from, size_t to, double rate,
-               const char *subject_prefix);
+               const char *subject_prefix, ev_give_up give_up, void *arg);
 /* A JetStream context for ev_publish: async window 4096, acks counted. */
 jsCtx *ev_js(natsConnection *nc);
 /* Waits for every async publish ack; the number of failed publishes so far. */
@@ -61,11 +66,11 @@ typedef struct ev_observer {
 
 int ev_observer_start(ev_observer *o, ev_plan *p, const char *url);
 void ev_observer_stop(ev_observer *o);
-/* Waits until the observer saw `count` events applied in all, or timeout_ms passed; then
- * the time (monotonic ns) the last effect of plan events [from, to) was seen, or -1 on
- * timeout. */
+/* Waits until the observer saw `count` events applied in all, or timeout_ms passed, or
+ * give_up (may be NULL) says so; then the time (monotonic ns) the last effect of plan
+ * events [from, to) was seen, or -1 when the wait ended without them. */
 int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to,
-                         int64_t timeout_ms);
+                         int64_t timeout_ms, ev_give_up give_up, void *arg);
 
 /* The raw pipeline of the same server: plan events [0, n) published to a stream of
  * their own while one durable fetches and acks them, at once. Events/s, 0 on failure. */

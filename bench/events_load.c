@@ -137,10 +137,15 @@ static int pack(const ev_plan *p, size_t i, uint8_t *buf, size_t size, size_t *l
 }
 
 int ev_publish(jsCtx *js, ev_plan *p, size_t from, size_t to, double rate,
-               const char *subject_prefix)
+               const char *subject_prefix, ev_give_up give_up, void *arg)
 {
-    int64_t t0 = gf_clock_mono_ns();
+    int64_t t0 = gf_clock_mono_ns(), next_check = t0;
     for (size_t i = from; i < to; i++) {
+        if (give_up && gf_clock_mono_ns() >= next_check) {
+            if (give_up(arg))
+                return -1;
+            next_check = gf_clock_mono_ns() + 100000000;
+        }
         if (rate > 0) {
             int64_t due = t0 + (int64_t)((double)(i - from) * 1e9 / rate);
             for (int64_t now = gf_clock_mono_ns(); now < due; now = gf_clock_mono_ns()) {
@@ -252,11 +257,11 @@ void ev_observer_stop(ev_observer *o)
 }
 
 int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to,
-                         int64_t timeout_ms)
+                         int64_t timeout_ms, ev_give_up give_up, void *arg)
 {
     int64_t deadline = gf_clock_mono_ms() + timeout_ms;
-    while (atomic_load(&o->total) < count) {
-        if (gf_clock_mono_ms() > deadline)
+    for (unsigned naps = 0; atomic_load(&o->total) < count; naps++) {
+        if (gf_clock_mono_ms() > deadline || (give_up && naps % 50 == 0 && give_up(arg)))
             return -1;
         gf_clock_sleep_ms(2);
     }
@@ -331,7 +336,7 @@ double ev_raw_pipeline(natsConnection *pub_nc, natsConnection *sub_nc, ev_plan *
     jsCtx_Destroy(sub);
     int64_t t0 = gf_clock_mono_ns();
     pthread_create(&t, NULL, raw_fetch_main, &f);
-    int rc = ev_publish(pub, p, 0, n, 0, "rawbench");
+    int rc = ev_publish(pub, p, 0, n, 0, "rawbench", NULL, NULL);
     long long failed = ev_publish_wait(pub);
     pthread_join(t, NULL);
     natsSubscription_Destroy(f.sub);

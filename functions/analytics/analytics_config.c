@@ -30,7 +30,7 @@ static const gf_cfg_field fields[] = {
 
 static bool validate(const void *obj, gf_cfg_problem *p)
 {
-    return gf_effects_bucket_valid(((const an_config *)obj)->bucket, p);
+    return gf_cfg_bucket_ok(((const an_config *)obj)->bucket, "bucket", p);
 }
 
 const gf_cfg_table analytics_config_table = {

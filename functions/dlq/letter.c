@@ -19,14 +19,49 @@ static const gf_cfg_field fields[] = {
      .offset = offsetof(dlq_config, reasons_bucket),
      .def = "dlq_reasons",
      .help = "KV bucket where consumers record why they dead-lettered a message"},
+    {.key = "streams",
+     .type = GF_CFG_STRING_LIST,
+     .offset = offsetof(dlq_config, streams),
+     .count_offset = offsetof(dlq_config, streams_len),
+     .def = "[EVENTS, MATCHES, ADVISORIES]",
+     .min = 1,
+     .max = 64,
+     .help = "streams whose consumers' dead letters are moved; advisories about any other "
+             "stream are acked and skipped (counted)"},
 };
+
+static bool dlq_validate(const void *obj, gf_cfg_problem *p)
+{
+    const dlq_config *c = obj;
+    for (size_t i = 0; i < c->streams_len; i++) {
+        if (!gf_cfg_stream_ok(c->streams[i], "streams", p))
+            return false;
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(c->streams[j], c->streams[i]) == 0) {
+                p->key = "streams";
+                snprintf(p->text, sizeof p->text, "stream '%.64s' is listed twice", c->streams[i]);
+                return false;
+            }
+        }
+    }
+    return gf_cfg_bucket_ok(c->reasons_bucket, "reasons_bucket", p);
+}
 
 const gf_cfg_table dlq_config_table = {
     .name = "dlq",
     .size = sizeof(dlq_config),
     .fields = fields,
     .nfields = sizeof fields / sizeof fields[0],
+    .validate = dlq_validate,
 };
+
+bool dlq_stream_moved(const dlq_config *cfg, const char *stream)
+{
+    for (size_t i = 0; i < cfg->streams_len; i++)
+        if (strcmp(cfg->streams[i], stream) == 0)
+            return true;
+    return false;
+}
 
 static gf_err bad(char *why, size_t size, const char *text)
 {

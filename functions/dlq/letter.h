@@ -25,6 +25,7 @@
 #ifndef GAMEFN_DLQ_LETTER_H
 #define GAMEFN_DLQ_LETTER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -87,10 +88,19 @@ typedef struct dlq_plan {
 gf_err dlq_plan_redrive(const Gamefn__V1__DeadLetter *dl, uint64_t dlq_seq, uint64_t nonce,
                         dlq_plan *out);
 
-/* functions.dlq */
+/* functions.dlq. `streams`: the streams whose consumers' dead letters are moved (valid
+ * stream names, each once, 1..64 of them; default EVENTS, MATCHES, ADVISORIES: the
+ * streams gamefn's own durable consumers read). An advisory about any other stream
+ * (an operator's consumer, a KV follower) is not gamefn's to move. */
 typedef struct dlq_config {
     const char *reasons_bucket;
+    const char **streams;
+    size_t streams_len;
 } dlq_config;
 extern const gf_cfg_table dlq_config_table;
+
+/* true when the advisory's stream is one of cfg->streams (exact, case-sensitive, as
+ * stream names are). */
+bool dlq_stream_moved(const dlq_config *cfg, const char *stream);
 
 #endif

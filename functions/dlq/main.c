@@ -1,18 +1,24 @@
 /*
  * dlq — the dead-letter mover. A pull endpoint on the durable consumer ADVISORIES/dlq:
- * for every max-deliveries or terminated advisory (any stream, any consumer) it fetches
- * the original message by its stream sequence, reads the reason its consumer recorded
- * (a DeadReason in `dlq_reasons`, key <stream>.<consumer>.<seq>; the consumer framework
- * writes one before it terminates a message), and publishes a DeadLetter to
+ * for every max-deliveries or terminated advisory about a stream of functions.dlq.streams
+ * (any consumer on it) it fetches the original message by its stream sequence, reads the
+ * reason its consumer recorded (a DeadReason in `dlq_reasons`, key
+ * <stream>.<consumer>.<seq>; the consumer framework writes one before it terminates a
+ * message), and publishes a DeadLetter to
  * gamefn.v1.dlq.<stream>.<consumer> with Nats-Msg-Id dlq-<stream>-<consumer>-<seq>
  * (letter.h). It acks the advisory once the DLQ stored the letter; any failure to
  * reach a stream is retried (the advisory is redelivered), a malformed advisory is
  * terminated. Replicas share the consumer; the Msg-Id keeps a letter single.
  *
+ * Advisories about other streams are acked, logged and counted, never moved: the server
+ * emits them for every consumer of the account (an operator's own, a KV follower), and
+ * their messages are not gamefn's to copy into DLQ (nor, by `gamefn dlq redrive`, back).
+ *
  * Threads: advisories are handled concurrently (runtime.max_in_flight); they share
  * the publisher and the reasons kvStore, both thread-safe.
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +32,10 @@
 #include "letter.h"
 
 typedef struct mover {
+    const dlq_config *cfg;
     gf_publish *pub;
     kvStore *reasons;
+    atomic_llong moved, skipped; /* logged as they change and when the mover stops */
 } mover;
 
 /* The consumer's recorded reason, or NULL; GF_ERR_RETRY if the bucket did not answer. */
@@ -106,9 +114,10 @@ static gf_err move(gf_fn *fn, mover *mv, const dlq_advisory *a)
         if (err == GF_OK)
             gf_log_info("dead letter moved",
                         "stream=%s consumer=%s seq=%" PRIu64 " dlq_seq=%" PRIu64
-                        " duplicate=%d error=\"%s\"",
+                        " duplicate=%d error=\"%s\" moved_total=%lld",
                         a->stream, a->consumer, a->stream_seq, res.seq, (int)res.duplicate,
-                        reason && reason->error ? reason->error : "");
+                        reason && reason->error ? reason->error : "",
+                        atomic_fetch_add(&mv->moved, 1) + 1);
         else
             err = err == GF_ERR_INVALID ? GF_ERR_PERMANENT : GF_ERR_RETRY;
     }
@@ -127,7 +136,14 @@ static gf_err on_advisory(gf_fn *fn, const gf_msg *msg)
         gf_log_warn("advisory ignored", "subject=%s why=\"%s\"", msg->subject, why);
         return GF_ERR_INVALID; /* terminated: it will never parse */
     }
-    return move(fn, gf_fn_state(fn), &a);
+    mover *mv = gf_fn_state(fn);
+    if (!dlq_stream_moved(mv->cfg, a.stream)) {
+        gf_log_info("advisory skipped: its stream is not in functions.dlq.streams",
+                    "stream=%s consumer=%s seq=%" PRIu64 " skipped_total=%lld", a.stream,
+                    a.consumer, a.stream_seq, atomic_fetch_add(&mv->skipped, 1) + 1);
+        return GF_OK; /* acked: redelivering it would never change the answer */
+    }
+    return move(fn, mv, &a);
 }
 
 static gf_err init(gf_fn *fn)
@@ -136,6 +152,7 @@ static gf_err init(gf_fn *fn)
     mover *mv = calloc(1, sizeof *mv);
     if (!mv)
         return GF_ERR_NOMEM;
+    mv->cfg = cfg;
     gf_fn_set_state(fn, mv);
     gf_err err = gf_kv_open(gf_fn_js(fn), cfg->reasons_bucket, &mv->reasons);
     if (err != GF_OK) {
@@ -150,6 +167,8 @@ static void fini(gf_fn *fn)
     mover *mv = gf_fn_state(fn);
     if (!mv)
         return;
+    gf_log_info("dead-letter mover stopped", "moved_total=%lld skipped_total=%lld",
+                atomic_load(&mv->moved), atomic_load(&mv->skipped));
     gf_publish_close(mv->pub, 5000);
     kvStore_Destroy(mv->reasons);
     free(mv);

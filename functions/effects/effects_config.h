@@ -1,15 +1,15 @@
 /*
  * effects_config.h — the config keys every effect-reading consumer's section shares
  * (functions.analytics, functions.crashes): `bucket`, the KV bucket of its effect
- * records, and `events`, the consumer framework's settings (gamefn/consumer_options.h).
+ * records (each section's validate checks it with gf_cfg_bucket_ok, gamefn/config.h),
+ * and `events`, the consumer framework's settings (gamefn/consumer_options.h).
  *
- * Pure (no NATS): the functions' pure libraries (and so check-config) link it as
- * gamefn_effects_core.
+ * Pure (no NATS), header only: the functions' pure libraries (and so check-config) use
+ * it as gamefn_effects_core.
  */
 #ifndef GAMEFN_EFFECTS_CONFIG_H
 #define GAMEFN_EFFECTS_CONFIG_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "gamefn/config.h"
@@ -22,9 +22,5 @@
         .sub = &gf_consumer_options_table,                                                         \
         .help = "the consumer framework's settings (window W, horizons, cache)"                    \
     }
-
-/* A section's validate: true when `bucket` is a valid bucket name, else fills *p (key
- * "bucket"). */
-bool gf_effects_bucket_valid(const char *bucket, gf_cfg_problem *p);
 
 #endif

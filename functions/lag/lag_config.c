@@ -5,8 +5,6 @@
 
 #include <stdio.h>
 
-#include "gamefn/names.h"
-
 static const gf_cfg_field gap_fields[] = {
     {.key = "enabled",
      .type = GF_CFG_BOOL,
@@ -168,26 +166,6 @@ static const gf_cfg_field lag_fields[] = {
      .help = "average stored event (subject, headers, body), for max_bytes"},
 };
 
-static bool bucket_ok(const char *name, const char *key, gf_cfg_problem *p)
-{
-    char why[GF_NAME_WHY_MAX];
-    if (gf_name_bucket_ok(name, why, sizeof why))
-        return true;
-    p->key = key;
-    snprintf(p->text, sizeof p->text, "bucket name %s", why);
-    return false;
-}
-
-static bool stream_ok(const char *name, const char *key, gf_cfg_problem *p)
-{
-    char why[GF_NAME_WHY_MAX];
-    if (gf_name_asset_ok(name, why, sizeof why))
-        return true;
-    p->key = key;
-    snprintf(p->text, sizeof p->text, "stream name %s", why);
-    return false;
-}
-
 static bool lag_validate(const void *obj, gf_cfg_problem *p)
 {
     const lag_config *c = obj;
@@ -197,13 +175,13 @@ static bool lag_validate(const void *obj, gf_cfg_problem *p)
         return false;
     }
     for (size_t i = 0; i < c->streams_len; i++)
-        if (!stream_ok(c->streams[i], "streams", p))
+        if (!gf_cfg_stream_ok(c->streams[i], "streams", p))
             return false;
-    return bucket_ok(c->lease_bucket, "lease_bucket", p) &&
-           bucket_ok(c->report_bucket, "report_bucket", p) &&
-           stream_ok(c->alert_stream, "alert_stream", p) &&
-           stream_ok(c->retention_stream, "retention_stream", p) &&
-           stream_ok(c->gaps.stream, "gaps", p);
+    return gf_cfg_bucket_ok(c->lease_bucket, "lease_bucket", p) &&
+           gf_cfg_bucket_ok(c->report_bucket, "report_bucket", p) &&
+           gf_cfg_stream_ok(c->alert_stream, "alert_stream", p) &&
+           gf_cfg_stream_ok(c->retention_stream, "retention_stream", p) &&
+           gf_cfg_stream_ok(c->gaps.stream, "gaps", p);
 }
 
 const gf_cfg_table lag_config_table = {

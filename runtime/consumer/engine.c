@@ -164,28 +164,6 @@ static void set_reason(item *it, gf_err verdict, const char *prefix, const char 
     it->verdict = verdict;
 }
 
-/* The last two subject tokens must be the event's player and type. */
-static bool subject_matches(const char *subject, const Gamefn__V1__GameEvent *ev, char *why,
-                            size_t size)
-{
-    const char *type = strrchr(subject, '.');
-    const char *player = type;
-    while (player && player > subject && player[-1] != '.')
-        player--;
-    if (!type || !player || player == subject) {
-        snprintf(why, size, "subject %.100s is not <prefix>.<player>.<type>", subject);
-        return false;
-    }
-    size_t plen = (size_t)(type - player);
-    if (strlen(ev->player_id) != plen || memcmp(player, ev->player_id, plen) != 0 ||
-        strcmp(type + 1, ev->event_type) != 0) {
-        snprintf(why, size, "subject's player/type tokens %.*s/%.40s differ from the event's %s/%s",
-                 (int)(plen > 64 ? 64 : plen), player, type + 1, ev->player_id, ev->event_type);
-        return false;
-    }
-    return true;
-}
-
 /* Re-drives name the durable that dead-lettered them: "<group>-pNN". */
 static bool redrive_for_us(const char *value, const char *group)
 {
@@ -244,14 +222,15 @@ static gf_err plan_one(run *r, size_t i)
     item *it = &r->items[i];
     gf_event_problem problem;
     char why[GF_CONSUMER_WHY_MAX] = "";
-    if (gf_event_decode(m->data, m->len, &it->ev, &problem) != GF_OK) {
+    /* The body, then the stored subject against it (player, type and partition tokens):
+     * gamefn/event_check.h's rules, the ones every reader of EVENTS applies. */
+    gf_err invalid = gf_event_decode(m->data, m->len, &it->ev, &problem);
+    if (invalid == GF_OK)
+        invalid = gf_event_check_subject(m->subject, it->ev, &problem);
+    if (invalid != GF_OK) {
         char text[REASON_MAX];
         gf_event_problem_format(&problem, text, sizeof text);
         set_reason(it, GF_ERR_INVALID, "invalid event: ", text);
-        return GF_OK;
-    }
-    if (!subject_matches(m->subject, it->ev, why, sizeof why)) {
-        set_reason(it, GF_ERR_INVALID, "invalid event: ", why);
         return GF_OK;
     }
     STAT_ADD(r->e, events, 1);

@@ -4,9 +4,16 @@
  * Design notes. One table-free walk in the documented field order, each check a
  * small helper that fills the problem and returns GF_ERR_INVALID, so the first
  * failing field wins. protobuf-c leaves absent strings as "" but a hand-built
- * message may hold NULL: both count as empty. Strings with an embedded NUL cannot
- * be seen from C (protobuf-c keeps them NUL-terminated at their wire length), which
- * is why gf_event_decode also re-checks that the decoded size equals what was read.
+ * message may hold NULL: both count as empty.
+ *
+ * Embedded NULs. protobuf-c copies a string's wire bytes and appends a NUL, so a string
+ * whose bytes hold a NUL reads, in C, as its part before the NUL: "p1\0x" would pass as
+ * the token "p1" while the stored event (and every other language) says otherwise, and
+ * two sources "gs\0a" and "gs\0b" would share one dedup window. So gf_event_decode walks
+ * the bytes once more and refuses a NUL inside any string field, nested ones included.
+ * Not by comparing the re-packed size with what was read: encodings are not canonical
+ * across languages (explicit defaults, field order, map entries written in full), and a
+ * valid event from another producer must not be refused for its encoding.
  */
 #include "gamefn/event_check.h"
 
@@ -228,6 +235,66 @@ gf_err gf_event_check(const event *ev, gf_event_problem *problem)
     return err == GF_OK ? gf_event_check_body(ev, problem) : err;
 }
 
+/* A base-128 varint at *p (before end) into *v; false when it runs past end or 10 bytes. */
+static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+    *v = 0;
+    for (unsigned shift = 0; *p < end && shift < 70; shift += 7) {
+        uint8_t b = *(*p)++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return true;
+    }
+    return false;
+}
+
+/* The length of a field's value of wire type `type` at *p, after its length prefix if it
+ * has one (a varint is skipped: 0). false for an encoding that cannot be read. */
+static bool value_len(unsigned type, const uint8_t **p, const uint8_t *end, uint64_t *n)
+{
+    uint64_t skipped;
+    *n = type == 1 ? 8 : type == 5 ? 4 : 0;
+    if (type == 0)
+        return varint(p, end, &skipped);
+    if (type == 2)
+        return varint(p, end, n);
+    return type == 1 || type == 5; /* not groups: protobuf-c would not have unpacked them */
+}
+
+enum { NESTING_MAX = 8 }; /* GameEvent > GenericEvent > AttributesEntry is 3 */
+
+/* No string field of the message `d` encoded in [p, end), nor of its nested messages,
+ * holds a NUL byte (see the design notes). `path` names the message ("" at the top). */
+static gf_err no_nul_in_strings(const ProtobufCMessageDescriptor *d, const uint8_t *p,
+                                const uint8_t *end, const char *path, int depth,
+                                gf_event_problem *problem)
+{
+    if (depth > NESTING_MAX)
+        return bad(problem, "bytes", "nested too deeply");
+    while (p < end) {
+        uint64_t tag, n;
+        if (!varint(&p, end, &tag) || !value_len((unsigned)(tag & 7), &p, end, &n) ||
+            n > (uint64_t)(end - p))
+            return bad(problem, "bytes", "not a GameEvent encoding");
+        const ProtobufCFieldDescriptor *f =
+            (tag & 7) == 2 && tag >> 3 <= UINT32_MAX
+                ? protobuf_c_message_descriptor_get_field(d, (unsigned)(tag >> 3))
+                : NULL; /* only length-delimited values hold strings or messages */
+        char field[GF_EVENT_FIELD_MAX];
+        if (f)
+            snprintf(field, sizeof field, "%s%s%s", path, path[0] ? "." : "", f->name);
+        if (f && f->type == PROTOBUF_C_TYPE_STRING && memchr(p, 0, (size_t)n))
+            return bad(problem, field, "holds a NUL byte");
+        if (f && f->type == PROTOBUF_C_TYPE_MESSAGE) {
+            gf_err err = no_nul_in_strings(f->descriptor, p, p + n, field, depth + 1, problem);
+            if (err != GF_OK)
+                return err;
+        }
+        p += n;
+    }
+    return GF_OK;
+}
+
 gf_err gf_event_decode(const uint8_t *data, size_t len, event **out, gf_event_problem *problem)
 {
     *out = NULL;
@@ -236,7 +303,10 @@ gf_err gf_event_decode(const uint8_t *data, size_t len, event **out, gf_event_pr
     event *ev = gamefn__v1__game_event__unpack(NULL, len, data);
     if (ev == NULL)
         return bad(problem, "bytes", "not a GameEvent encoding");
-    gf_err err = gf_event_check(ev, problem);
+    gf_err err =
+        no_nul_in_strings(&gamefn__v1__game_event__descriptor, data, data + len, "", 0, problem);
+    if (err == GF_OK)
+        err = gf_event_check(ev, problem);
     if (err != GF_OK) {
         gamefn__v1__game_event__free_unpacked(ev, NULL);
         return err;

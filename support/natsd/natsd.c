@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gamefn/clock.h"
@@ -230,10 +229,9 @@ int gf_natsd_node_wait_ready(gf_natsd *s, long long deadline, bool full_mesh)
     char why[512] = "not checked yet";
     for (;;) {
         if (!gf_proc_running(&s->proc)) {
-            int st = s->proc.exit_status;
-            fprintf(stderr, "natsd: %s exited while starting (%s %d)\n", s->name,
-                    WIFEXITED(st) ? "exit code" : "signal",
-                    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+            char how[64];
+            gf_proc_describe(&s->proc, how, sizeof how);
+            fprintf(stderr, "natsd: %s ended while starting: %s\n", s->name, how);
             return -1;
         }
         if (node_check(s, full_mesh, why, sizeof why) == 1)

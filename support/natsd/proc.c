@@ -281,6 +281,17 @@ bool gf_proc_exited_with(const gf_proc *p, int code)
     return p && p->pid == 0 && WIFEXITED(p->exit_status) && WEXITSTATUS(p->exit_status) == code;
 }
 
+void gf_proc_describe(const gf_proc *p, char *buf, size_t size)
+{
+    int st = p->exit_status;
+    if (WIFEXITED(st))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(st));
+    else if (WIFSIGNALED(st))
+        snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+    else
+        snprintf(buf, size, "ended (wait status 0x%x)", (unsigned)st);
+}
+
 void gf_proc_cleanup(gf_proc *p)
 {
     if (!p || p->pid <= 0)

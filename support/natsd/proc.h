@@ -12,6 +12,7 @@
 #define GAMEFN_TEST_PROC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 typedef struct gf_proc {
@@ -36,6 +37,10 @@ bool gf_proc_running(gf_proc *p);
 
 /* true when reaped with exit code `code`. */
 bool gf_proc_exited_with(const gf_proc *p, int code);
+
+/* How a reaped child ended, from its exit_status: "exited with status 3", "killed by
+ * signal 9 (Killed)". Always NUL-terminates buf. */
+void gf_proc_describe(const gf_proc *p, char *buf, size_t size);
 
 /* Kills (SIGKILL) and reaps if still running. */
 void gf_proc_cleanup(gf_proc *p);

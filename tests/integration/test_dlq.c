@@ -9,6 +9,8 @@
  *    garbage message is dead-lettered as an invalid event.
  *  - After the fix, `gamefn dlq redrive` of the 777 letter, twice: applied exactly once.
  *  - The CLI's errors: an unknown DLQ sequence, a bad argument, NATS unreachable.
+ *  - Scope: with the default functions.dlq.streams, a max-deliveries advisory about
+ *    TEST_JOBS (not gamefn's) is acked and skipped, one about EVENTS is still moved.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -24,6 +26,7 @@
 
 #include "event_support.h"
 #include "gamefn/clock.h"
+#include "harness_util.h"
 
 #define CONSUMER "tests/gamefn-test-consumer"
 #define WORKER   "tests/gamefn-test-worker"
@@ -65,6 +68,7 @@ static void options(gf_fnenv_opts *o)
     o->buckets = "    - name: test_sums\n"
                  "    - name: dlq_reasons\n"
                  "      ttl: 7d\n";
+    o->functions = "  dlq:\n    streams: [EVENTS, TEST_JOBS]\n"; /* the worker's are moved too */
 }
 
 /* The letters `gamefn dlq ls --json` lists (a JSON array; the caller decrefs). */
@@ -225,10 +229,83 @@ static void both_advisories_reasons_and_a_double_redrive(void **state)
     gf_fnenv_free(&env);
 }
 
+/* Letters `gamefn dlq ls` lists for `stream` (among the first 100); -1 if ls failed. */
+static int letters_of(gf_fnenv *env, const char *stream)
+{
+    json_t *rows = ls(env, "--limit", "100"), *row;
+    size_t i;
+    int n = rows ? 0 : -1;
+    json_array_foreach(rows, i, row)
+    {
+        n += strcmp(json_string_value(json_object_get(row, "stream")), stream) == 0;
+    }
+    json_decref(rows);
+    return n;
+}
+
+/* A max-deliveries advisory about EVENTS from a plain durable of its own: delivered once
+ * (max_deliver 1), never acked; the next pull after its ack wait makes the server give up. */
+static void exhaust_on_events(gf_fnenv *env)
+{
+    assert_int_equal(gf_fnenv_add_stream(env->js, "EVENTS", "gamefn.v1.evp.>"), NATS_OK);
+    assert_int_equal(
+        gf_ev_publish_raw(env->js, "gamefn.v1.event.p7.score", "\x01\x02", 2, "plain-1"), 0);
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = "plain";
+    cc.AckPolicy = js_AckExplicit;
+    cc.AckWait = 300 * 1000000LL;
+    cc.MaxDeliver = 1;
+    natsSubscription *sub = th_pull_consumer(env->js, "EVENTS", &cc);
+    natsMsgList list = {0};
+    assert_int_equal(natsSubscription_Fetch(&list, sub, 1, 2000, NULL), NATS_OK);
+    natsMsgList_Destroy(&list); /* not acked */
+    gf_clock_sleep_ms(600);
+    assert_int_equal(natsSubscription_Fetch(&list, sub, 1, 1000, NULL), NATS_TIMEOUT);
+    natsSubscription_Destroy(sub); /* bound: never deletes the durable */
+}
+
+static void only_the_configured_streams_are_moved(void **state)
+{
+    (void)state;
+    gf_fnenv env;
+    gf_fnenv_opts o;
+    gf_proc worker = {0}, mover = {0};
+    options(&o);
+    o.functions = NULL; /* the default streams: EVENTS, MATCHES, ADVISORIES */
+    assert_int_equal(gf_fnenv_start_opts(&env, &o), 0);
+    char *pull[] = {"GAMEFN_TEST_MODE=pull", NULL};
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &mover, MOVER, "dlq", "mover", NULL), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &worker, WORKER, "test-worker", "w", pull), 0);
+
+    /* The worker's job exhausts max_deliver: acked and skipped, no letter. */
+    assert_int_equal(gf_fnenv_publish_job(&env, "j1 fail"), 0);
+    assert_true(gf_fnenv_wait_log(&mover, "advisory skipped", 30000));
+    assert_int_equal(gf_fnenv_log_count(&mover, "stream=TEST_JOBS consumer=worker"), 1);
+
+    /* One about EVENTS is moved. */
+    exhaust_on_events(&env);
+    letter_want plain = {.stream = "EVENTS",
+                         .consumer_prefix = "plain",
+                         .reason = "max_deliveries",
+                         .error_part = ""};
+    assert_true(gf_fnenv_eventually(has_letter, &env, &plain, 30000));
+    assert_int_equal(letters_of(&env, "EVENTS"), 1);
+    assert_int_equal(letters_of(&env, "TEST_JOBS"), 0);
+
+    /* Each counted once (the skipped advisory was acked, not terminated). */
+    assert_true(gf_fnenv_stop(&mover, 15000));
+    assert_int_equal(gf_fnenv_log_count(&mover, "advisory skipped"), 1);
+    assert_int_equal(gf_fnenv_log_count(&mover, "moved_total=1 skipped_total=1"), 1);
+    assert_true(gf_fnenv_stop(&worker, 15000));
+    gf_fnenv_free(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(both_advisories_reasons_and_a_double_redrive),
+        cmocka_unit_test(only_the_configured_streams_are_moved),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

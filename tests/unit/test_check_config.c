@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "letter.h"
 
 static char path[64];
 
@@ -75,6 +76,28 @@ static void shipped_config_passes(void **state)
     gf_config_free(cfg);
 }
 
+/* The mover's scope: by default the streams gamefn's own durables read, else the list. */
+static void dlq_moves_only_its_streams(void **state)
+{
+    dlq_config c;
+    struct gf_config_arena *arena = NULL;
+    gf_config_error err;
+    assert_int_equal(gf_config_parse_table("d", "", 0, &dlq_config_table, &c, &arena, &err), GF_OK);
+    assert_int_equal(c.streams_len, 3);
+    assert_true(dlq_stream_moved(&c, "EVENTS"));
+    assert_true(dlq_stream_moved(&c, "MATCHES"));
+    assert_true(dlq_stream_moved(&c, "ADVISORIES"));
+    assert_false(dlq_stream_moved(&c, "KV_leaderboard"));
+    assert_false(dlq_stream_moved(&c, "events"));
+    gf_config_arena_free(arena);
+    const char *yaml = "streams: [TEST_JOBS]\n";
+    assert_int_equal(
+        gf_config_parse_table("d", yaml, strlen(yaml), &dlq_config_table, &c, &arena, &err), GF_OK);
+    assert_true(dlq_stream_moved(&c, "TEST_JOBS"));
+    assert_false(dlq_stream_moved(&c, "EVENTS"));
+    gf_config_arena_free(arena);
+}
+
 typedef struct bad_case {
     const char *yaml;
     int line, column;
@@ -113,6 +136,17 @@ static const bad_case bad[] = {
     {"functions:\n  lag:\n    warning: 10\n    critical: 5\n", 4, 15, "functions.lag.critical",
      "must be at least warning (10)"},
     {"functions:\n  echo: {}\n  echo: {}\n", 3, 3, "functions.echo", "duplicate key"},
+    /* the dead-letter mover's streams: names, each once, at least one */
+    {"functions:\n  dlq:\n    streams: [EVENTS, \"bad stream\"]\n", 3, 14, "functions.dlq.streams",
+     "stream name contains whitespace"},
+    {"functions:\n  dlq:\n    streams: [EVENTS, MATCHES, EVENTS]\n", 3, 14, "functions.dlq.streams",
+     "stream 'EVENTS' is listed twice"},
+    {"functions:\n  dlq:\n    streams: []\n", 3, 14, "functions.dlq.streams", "list has 0 entries"},
+    /* bucket names, worded once (gf_cfg_bucket_ok) whichever section names one */
+    {"functions:\n  lag:\n    lease_bucket: a.b\n", 3, 19, "functions.lag.lease_bucket",
+     "bucket name may hold only letters, digits, '_' and '-'"},
+    {"functions:\n  analytics:\n    bucket: a.b\n", 3, 13, "functions.analytics.bucket",
+     "bucket name may hold only letters, digits, '_' and '-'"},
 };
 
 static void broken_sections_fail_where_they_are(void **state)
@@ -133,6 +167,7 @@ int main(void)
         cmocka_unit_test(registry_knows_every_function),
         cmocka_unit_test(good_sections_pass),
         cmocka_unit_test(shipped_config_passes),
+        cmocka_unit_test(dlq_moves_only_its_streams),
         cmocka_unit_test(broken_sections_fail_where_they_are),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

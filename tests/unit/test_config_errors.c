@@ -276,6 +276,23 @@ static void validate_hook_points_at_the_key(void **state)
     assert_string_equal(err.key, "");
 }
 
+/* The shared name checks of validate hooks: the key they point at and one wording. */
+static void bucket_and_stream_names_are_worded_once(void **state)
+{
+    gf_cfg_problem p = {0};
+    assert_true(gf_cfg_bucket_ok("dlq_reasons", "bucket", &p));
+    assert_true(gf_cfg_stream_ok("EVENTS", "streams", &p));
+    assert_null(p.key);
+    assert_false(gf_cfg_bucket_ok("a.b", "lease_bucket", &p));
+    assert_string_equal(p.key, "lease_bucket");
+    assert_has(p.text, "bucket name may hold only letters, digits, '_' and '-'");
+    assert_false(gf_cfg_stream_ok("", "streams", &p));
+    assert_string_equal(p.key, "streams");
+    assert_string_equal(p.text, "stream name is empty");
+    assert_false(gf_cfg_stream_ok(NULL, "gaps", &p));
+    assert_string_equal(p.text, "stream name is empty");
+}
+
 static void bad_default_in_a_table_is_reported(void **state)
 {
     typedef struct one {
@@ -336,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup(control_bytes_never_reach_the_message, setup),
         cmocka_unit_test_setup(load_reads_files_and_reports_io_errors, setup),
         cmocka_unit_test(validate_hook_points_at_the_key),
+        cmocka_unit_test(bucket_and_stream_names_are_worded_once),
         cmocka_unit_test(bad_default_in_a_table_is_reported),
         cmocka_unit_test_setup(nesting_is_bounded, setup),
     };

@@ -4,8 +4,9 @@
  * concurrent writer win, with a simulated runtime that crashes between effect and ack,
  * retries in place, splits at max_deliver and gives a message its last try. The
  * stream holds producer copies under the window guarantee (retries, spool replays of
- * whole unacknowledged windows), poison events, garbage, and then re-drives of every
- * dead letter, twice, plus re-drives of applied events and of another group's.
+ * whole unacknowledged windows), poison events, garbage, events stored under another
+ * partition's subject (never applied), and then re-drives of every dead letter, twice,
+ * plus re-drives of applied events and of another group's.
  * At the end every key must hold every one of its events exactly once: the effect is
  * the list of applied event ids, so a double application or a loss shows.
  */
@@ -22,6 +23,8 @@
 
 #include "engine.h"
 #include "gamefn/effect_record.h"
+#include "gamefn/limits.h"
+#include "gamefn/partition.h"
 #include "gamefn/util.h"
 #include "gamefn/v1/event.pb-c.h"
 
@@ -256,7 +259,8 @@ typedef struct smsg {
     int src, player;  /* -1 for garbage */
     uint64_t seq;
     int64_t delta;
-    bool nope; /* board "nope": no key */
+    bool nope;      /* board "nope": no key */
+    bool misplaced; /* its subject names another partition than the player's */
 } smsg;
 
 typedef struct stream {
@@ -289,7 +293,8 @@ static void add_event(stream *st, int src, uint64_t seq, int player, int64_t del
     ev.payload_case = GAMEFN__V1__GAME_EVENT__PAYLOAD_SCORE;
     ev.score = &sc;
     assert_int_equal(gf_pack(&ev.base, &m->data, &m->len), GF_OK);
-    snprintf(m->subject, sizeof m->subject, "gamefn.v1.evp.0.%s.score", pid);
+    snprintf(m->subject, sizeof m->subject, "gamefn.v1.evp.%u.%s.score",
+             gf_partition_of(pid, GF_WIRE_EVENT_PARTITIONS), pid);
     m->src = src;
     m->player = player;
     m->seq = seq;
@@ -320,6 +325,14 @@ static void produce(stream *st, uint64_t *rng)
         if (delta == 13 && !chance(rng, 50))
             delta = 14;
         add_event(st, src, seq, player, delta, chance(rng, 1) ? "nope" : "");
+        if (chance(rng, 1)) { /* published straight to the wrong partition: dead-lettered */
+            smsg *m = &st->m[st->n - 1];
+            char pid[16];
+            snprintf(pid, sizeof pid, "p%d", player);
+            snprintf(m->subject, sizeof m->subject, "gamefn.v1.evp.%u.%s.score",
+                     (gf_partition_of(pid, GF_WIRE_EVENT_PARTITIONS) + 1) % 16, pid);
+            m->misplaced = true;
+        }
         if (chance(rng, 5)) /* a retry of this one */
             add_copy(st, &st->m[st->n - 1], NULL);
         if (chance(rng, 1)) { /* garbage */
@@ -442,9 +455,9 @@ static void check(sim *s, const stream *st)
                 continue;
             for (size_t j = 0; j < got->n; j++)
                 count += strcmp(got->id[j], id) == 0;
-            /* board "nope" has no key at all: never applied */
-            bool nope = m->nope;
-            if (count != (nope ? 0u : 1u))
+            /* board "nope" has no key at all, a misplaced one is invalid: never applied */
+            bool never = m->nope || m->misplaced;
+            if (count != (never ? 0u : 1u))
                 fail_msg("key %s holds event %s %zu times", key, id, count);
         }
         t_drop(NULL, state);

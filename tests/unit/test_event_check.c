@@ -342,6 +342,77 @@ static void decode_refuses_bad_bytes(void **state)
     free(f);
 }
 
+/* Packs f's event; *len its size (the caller frees). */
+static uint8_t *packed(const fixture *f, size_t *len)
+{
+    *len = gamefn__v1__game_event__get_packed_size(&f->ev);
+    uint8_t *buf = malloc(*len + 16);
+    assert_non_null(buf);
+    gamefn__v1__game_event__pack(&f->ev, buf);
+    return buf;
+}
+
+/* Decodes buf after turning the byte at `mark` (which must occur once) into a NUL. */
+static gf_err decode_with_nul(uint8_t *buf, size_t len, char mark, gf_event_problem *p)
+{
+    uint8_t *at = memchr(buf, mark, len);
+    assert_non_null(at);
+    assert_null(memchr(at + 1, mark, len - (size_t)(at + 1 - buf)));
+    *at = 0;
+    Gamefn__V1__GameEvent *ev = NULL;
+    gf_err err = gf_event_decode(buf, len, &ev, p);
+    gf_event_free(ev);
+    return err;
+}
+
+/* A string whose bytes hold a NUL would read as its part before the NUL in C (a valid
+ * token, here): refused with its field, at any depth. Non-canonical encodings and
+ * NULs in bytes fields are fine. */
+static void decode_refuses_a_nul_inside_a_string(void **state)
+{
+    fixture *f = malloc(sizeof *f);
+    gf_event_problem p;
+    size_t len;
+    init(f, "kill");
+    f->ev.player_id = "p-Zlice";
+    uint8_t *buf = packed(f, &len);
+    assert_int_equal(decode_with_nul(buf, len, 'Z', &p), GF_ERR_INVALID);
+    assert_string_equal(p.field, "player_id");
+    assert_string_equal(p.why, "holds a NUL byte");
+    free(buf);
+
+    f->kill.victim_player_id = "p-Qob";
+    f->ev.player_id = "p-alice";
+    buf = packed(f, &len);
+    assert_int_equal(decode_with_nul(buf, len, 'Q', &p), GF_ERR_INVALID);
+    assert_string_equal(p.field, "kill.victim_player_id");
+    free(buf);
+
+    init(f, "level_up");
+    f->attr[0].key = "lvl";
+    f->attr[0].value = "1W";
+    f->generic.n_attributes = 1;
+    buf = packed(f, &len);
+    assert_int_equal(decode_with_nul(buf, len, 'W', &p), GF_ERR_INVALID);
+    assert_string_equal(p.field, "generic.attributes.value");
+    free(buf);
+
+    /* Bytes may hold NULs; an explicit empty match_id (proto3 writers omit it, others
+     * may not) is the same event. */
+    static const uint8_t data[] = {'X', 1, 2};
+    f->generic.data.data = (uint8_t *)(uintptr_t)data;
+    f->generic.data.len = sizeof data;
+    buf = packed(f, &len);
+    const ProtobufCFieldDescriptor *match_id = protobuf_c_message_descriptor_get_field_by_name(
+        &gamefn__v1__game_event__descriptor, "match_id");
+    assert_non_null(match_id);
+    buf[len++] = (uint8_t)(match_id->id << 3 | 2);
+    buf[len++] = 0;
+    assert_int_equal(decode_with_nul(buf, len, 'X', &p), GF_OK);
+    free(buf);
+    free(f);
+}
+
 static void subject_agrees_with_the_event(void **state)
 {
     fixture *f = malloc(sizeof *f);
@@ -377,6 +448,7 @@ int main(void)
         cmocka_unit_test(typed_payload_bounds),
         cmocka_unit_test(generic_payload_bounds),
         cmocka_unit_test(decode_refuses_bad_bytes),
+        cmocka_unit_test(decode_refuses_a_nul_inside_a_string),
         cmocka_unit_test(subject_agrees_with_the_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

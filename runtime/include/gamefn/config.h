@@ -115,6 +115,12 @@ typedef struct gf_cfg_table {
     gf_cfg_validate_fn validate; /* optional (NULL): cross-field checks */
 } gf_cfg_table;
 
+/* For validate hooks: true when `name` is a valid KV bucket (resp. stream) name by
+ * gamefn/names.h; otherwise points *p at `key` with "bucket name <why>" (resp. "stream
+ * name <why>") and returns false. One wording for every section that names one. */
+bool gf_cfg_bucket_ok(const char *name, const char *key, gf_cfg_problem *p);
+bool gf_cfg_stream_ok(const char *name, const char *key, gf_cfg_problem *p);
+
 /* ---- errors ------------------------------------------------------------- */
 
 typedef struct gf_config_error {

@@ -1,5 +1,6 @@
 /*
- * config_check.c — semantic checks (see config_check.h).
+ * config_check.c — semantic checks (see config_check.h), and the bucket and stream name
+ * checks validate hooks share (gf_cfg_bucket_ok, gf_cfg_stream_ok: gamefn/config.h).
  *
  * Design notes: checking names (gamefn/names.h, from the table's validate hooks) and
  * these rules at load time turns a provisioning failure at runtime into a config error
@@ -9,6 +10,7 @@
 #include "config_check.h"
 
 #include "config_error.h"
+#include "gamefn/names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -277,4 +279,26 @@ out:
     free(buckets);
     free(consumers);
     return rc;
+}
+
+/* The name check and the problem's wording (see gamefn/config.h). */
+static bool name_ok(bool ok, const char *what, const char *why, const char *key, gf_cfg_problem *p)
+{
+    if (ok)
+        return true;
+    p->key = key;
+    snprintf(p->text, sizeof p->text, "%s name %s", what, why);
+    return false;
+}
+
+bool gf_cfg_bucket_ok(const char *name, const char *key, gf_cfg_problem *p)
+{
+    char why[GF_NAME_WHY_MAX];
+    return name_ok(gf_name_bucket_ok(name, why, sizeof why), "bucket", why, key, p);
+}
+
+bool gf_cfg_stream_ok(const char *name, const char *key, gf_cfg_problem *p)
+{
+    char why[GF_NAME_WHY_MAX];
+    return name_ok(gf_name_asset_ok(name, why, sizeof why), "stream", why, key, p);
 }

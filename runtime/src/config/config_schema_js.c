@@ -36,11 +36,8 @@ static bool stream_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_stream_config *s = obj;
     char why[GF_NAME_WHY_MAX];
-    if (!gf_name_asset_ok(s->name, why, sizeof why)) {
-        p->key = "name";
-        snprintf(p->text, sizeof(p->text), "stream name %s", why);
+    if (!gf_cfg_stream_ok(s->name, "name", p))
         return false;
-    }
     if (s->mirror && (s->subjects_len > 0 || s->sources_len > 0)) {
         p->key = "mirror";
         snprintf(p->text, sizeof(p->text), "a mirror has no subjects or sources of its own");
@@ -344,13 +341,7 @@ const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_conf
 static bool bucket_validate(const void *obj, gf_cfg_problem *p)
 {
     const gf_bucket_config *b = obj;
-    char why[GF_NAME_WHY_MAX];
-    if (!gf_name_bucket_ok(b->name, why, sizeof why)) {
-        p->key = "name";
-        snprintf(p->text, sizeof(p->text), "bucket name %s", why);
-        return false;
-    }
-    return true;
+    return gf_cfg_bucket_ok(b->name, "name", p);
 }
 
 static const gf_cfg_field bucket_rows[] = {

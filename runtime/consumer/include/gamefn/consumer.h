@@ -25,8 +25,9 @@
  *   fini:      gf_consumer_close(gf_fn_state(fn));
  *
  * What one batch does (one partition's messages, stream order; docs/EVENTS.md):
- *  1. Decode and validate every message (gamefn/event_check.h; the subject's player and
- *     type tokens must equal the event's). A bad one is dead-lettered with its reason:
+ *  1. Decode and validate every message (gamefn/event_check.h; the stored subject's
+ *     player and type tokens must equal the event's and its partition token the
+ *     player's partition). A bad one is dead-lettered with its reason:
  *     garbage bytes, oversized, missing player id, unknown type or a payload that does
  *     not match it. A message re-driven for another consumer group (header
  *     Gamefn-Redrive naming another group's durable) is acked with no effect.
