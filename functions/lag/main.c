@@ -68,8 +68,8 @@ static gf_err filter_report(const uint8_t *data, size_t len, const char *stream,
 /* When the stored report was made (0: unreadable). */
 static int64_t report_as_of(kvEntry *e)
 {
-    Gamefn__V1__LagReport *r = gamefn__v1__lag_report__unpack(
-        NULL, (size_t)kvEntry_ValueLen(e), (const uint8_t *)kvEntry_Value(e));
+    Gamefn__V1__LagReport *r = gamefn__v1__lag_report__unpack(NULL, (size_t)kvEntry_ValueLen(e),
+                                                              (const uint8_t *)kvEntry_Value(e));
     int64_t as_of = r ? r->as_of_unix_ms : 0;
     if (r)
         gamefn__v1__lag_report__free_unpacked(r, NULL);
