@@ -204,7 +204,15 @@ void gf_play_figures(gf_play *p, int64_t stored_unix_ms)
         json_array_append_new(dcs, json_string(p->dcs[d]));
     json_t *root =
         json_pack("{s:s, s:o, s:o}", "low_pop_region", low, "figures", fig, "datacenters", dcs);
-    json_object_set_new(root, "emitted_by_type", gf_play_events_by_type(p));
+    json_t *by_type = gf_play_events_by_type(p), *v;
+    const char *type;
+    printf("S   emitted by type:");
+    json_object_foreach(by_type, type, v)
+    {
+        printf(" %s %lld", type, (long long)json_integer_value(v));
+    }
+    printf("\n");
+    json_object_set_new(root, "emitted_by_type", by_type);
     gf_play_observers_json(p, root, stored_unix_ms);
     consumer_lines(root);
     char path[1200];
