@@ -8,6 +8,7 @@
  * the counts are exact, so the numbers themselves are what a reader checks (the totals
  * row against the events the game produced).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,18 +43,25 @@ static void clock_of(int64_t unix_ms, bool seconds, char *buf, size_t size)
     snprintf(buf, size, "%.*s", seconds ? 8 : 5, strlen(full) > 11 ? full + 11 : full);
 }
 
+/* Opens section `id`; when its data is not loaded, says why, closes it and returns
+ * false. */
+static bool section(gf_buf *out, const char *id, const char *title, gf_run_state state,
+                    const char *absent, const char *malformed)
+{
+    gf_buf_printf(out, "<section id=\"%s\"><h2>%s</h2>\n", id, title);
+    if (state == GF_RUN_LOADED)
+        return true;
+    gf_report_not_measured(out, NULL, state == GF_RUN_ABSENT ? absent : malformed);
+    gf_buf_puts(out, "</section>\n");
+    return false;
+}
+
 void gf_report_analytics(const gf_run *run, gf_buf *out)
 {
-    gf_buf_puts(out, "<section id=\"analytics\"><h2>Analytics: events per minute</h2>\n");
-    if (run->analytics_state != GF_RUN_LOADED) {
-        gf_report_not_measured(out, NULL,
-                               run->analytics_state == GF_RUN_ABSENT
-                                   ? "summary.json has no analytics (no analytics function "
-                                     "answered)"
-                                   : "summary.json's analytics are malformed");
-        gf_buf_puts(out, "</section>\n");
+    if (!section(out, "analytics", "Analytics: events per minute", run->analytics_state,
+                 "summary.json has no analytics (no analytics function answered)",
+                 "summary.json's analytics are malformed"))
         return;
-    }
     json_t *an = run->analytics, *totals = json_object_get(an, "counts");
     json_t *minutes = json_object_get(an, "minutes");
     gf_buf_puts(out, "<p class=\"expl\">The analytics function's exact counts by event type, "
@@ -97,15 +105,10 @@ void gf_report_analytics(const gf_run *run, gf_buf *out)
 
 void gf_report_crashes(const gf_run *run, gf_buf *out)
 {
-    gf_buf_puts(out, "<section id=\"crashes\"><h2>Crashes</h2>\n");
-    if (run->crashes_state != GF_RUN_LOADED) {
-        gf_report_not_measured(out, NULL,
-                               run->crashes_state == GF_RUN_ABSENT
-                                   ? "summary.json has no crashes (no crashes function answered)"
-                                   : "summary.json's crashes are malformed");
-        gf_buf_puts(out, "</section>\n");
+    if (!section(out, "crashes", "Crashes", run->crashes_state,
+                 "summary.json has no crashes (no crashes function answered)",
+                 "summary.json's crashes are malformed"))
         return;
-    }
     json_t *cr = run->crashes, *top = json_object_get(cr, "top");
     long long crashes = count_of(cr, "crashes"), groups = count_of(cr, "fingerprints");
     gf_buf_printf(out,
