@@ -4,9 +4,11 @@
 #
 #   run        a 10 s run: exit 0, the summary, summary.json and the run's TSV files,
 #              the checker's counts all 0 (events against the producers' log too), the
-#              event consumers' figures (leaderboard, dead letters, gaps, applied events)
-#              and the report file (when this build has them), files private to the user
-#              (the ports file names the port of a server without authentication), and
+#              event consumers' figures (leaderboard, dead letters, gaps, applied events;
+#              analytics and crash counts equal to what the game emitted, per type, in
+#              summary.json, the summary and the report's sections) and the report file
+#              (when this build has them), files private to the user (the ports file
+#              names the port of a server without authentication), and
 #              no process left behind
 #   interrupt  while a run goes, a second run.sh on the same data is refused at once
 #              (exit 3, naming the first); then Ctrl-C (SIGINT to the run's process
@@ -114,6 +116,33 @@ run)
     grep -Eq "gaps \(lag monitor\): 0 open" "$work/run.out" || fail "gaps not counted, or open"
     awk -F'\t' 'NR > 1 && $4 != "-" {f = 1} END {exit !f}' "$run/events.tsv" ||
       fail "events.tsv: no applied count"
+    # The analytics and crashes functions' figures match what the game emitted (a fresh
+    # data directory: only this run's events), and some crashes were emitted.
+    for key in analytics crashes; do
+      grep -q "\"$key\": {" "$run/summary.json" || fail "summary.json has no $key"
+    done
+    stored="$(sed -n 's/.*events: [0-9]* produced .*, \([0-9]*\) acknowledged by EVENTS.*/\1/p' "$work/run.out")"
+    counted="$(sed -n "s/.*analytics, the run's minutes: \([0-9]*\) events.*/\1/p" "$work/run.out")"
+    [ -n "$stored" ] && [ "$stored" = "$counted" ] ||
+      fail "analytics counted '${counted}' events, EVENTS acknowledged '${stored}'"
+    emitted_crash="$(sed -n 's/.*emitted by type:.* crash \([0-9]*\).*/\1/p' "$work/run.out")"
+    counted_crash="$(sed -n "s/.*analytics, the run's minutes: .*crash \([0-9]*\).*/\1/p" "$work/run.out")"
+    reported="$(sed -n 's/.*crash reports: \([0-9]*\) crashes in \([0-9]*\) crash groups.*/\1 \2/p' "$work/run.out")"
+    [ "${emitted_crash:-0}" -gt 0 ] || fail "the game emitted no crash"
+    [ "$counted_crash" = "$emitted_crash" ] || fail "analytics counted '$counted_crash' crashes of $emitted_crash"
+    [ "${reported% *}" = "$emitted_crash" ] && [ "${reported#* }" -gt 0 ] ||
+      fail "the crashes function has '$reported' (crashes groups), emitted $emitted_crash"
+    for t in kill score zone_change; do
+      e="$(sed -n "s/.*emitted by type:.* $t \([0-9]*\).*/\1/p" "$work/run.out")"
+      c="$(sed -n "s/.*analytics, the run's minutes: .*[(,] $t \([0-9]*\).*/\1/p;s/.*analytics, the run's minutes: [0-9]* events ($t \([0-9]*\).*/\1/p" "$work/run.out" | head -1)"
+      [ -n "$e" ] && [ "$e" = "$c" ] || fail "$t: emitted '$e', analytics counted '$c'"
+    done
+    if [ -x "$build/tools/report/gamefn-report" ]; then
+      grep -q "<td class=\"num\" data-total>$stored</td>" "$run/report.html" ||
+        fail "report.html: analytics total is not $stored"
+      grep -q "<b data-crashes>$emitted_crash</b>" "$run/report.html" ||
+        fail "report.html: crashes section does not hold $emitted_crash"
+    fi
   fi
   if [ -x "$build/tools/report/gamefn-report" ]; then
     [ -s "$run/report.html" ] || fail "no report.html"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gamefn-report end to end on synthetic run directories (gamefn-report-synth): a healthy
-# run has every section and its 9 plots; an unhealthy one says why in its header; hostile
+# run has every section and its 9 plots; an unhealthy one says why in its header; the
+# analytics and crashes sections hold summary.json's numbers; hostile
 # strings are shown as text; missing files are "not measured"; malformed input is named
 # in the report (exit 3) or stops it with a clear message (exit 1); gnuplot missing or
 # failing is said plainly. Usage: tests/report_test.sh BUILD_DIR
@@ -30,7 +31,7 @@ run() {
 }
 
 sections=(verdict quality invariants waits match-quality queues matches allocation fleet events
-          leaderboard dlq restarts run problems)
+          leaderboard dlq analytics crashes restarts run problems)
 
 # ---- a healthy run: every section, 9 plots, verdict healthy, exit 0 --------------------
 "$synth" "$work/ok" --seconds 40
@@ -90,6 +91,32 @@ check "no <b>bold from data" test "$(count '<b>bold' "$html")" = 0
 check "player escaped" grep -q '&lt;img src=x onerror=alert(1)&gt;&amp;amp;&quot;&#39;' "$html"
 check "title escaped" grep -q '<title>gamefn run &lt;/title&gt;&lt;script&gt;' "$html"
 check "reason escaped" grep -q '&lt;script&gt;alert(&#39;restart&#39;)&lt;/script&gt;' "$html"
+check "crash signature escaped" grep -q '&lt;script&gt;alert(&#39;crash&#39;)&lt;/script&gt;' "$html"
+
+# ---- the event log's functions: events per minute by type, crash groups -------------------
+# The synthetic run's analytics: minute i has kill 100+7i, score 90+5i, zone_change 40+i,
+# crash 2+i%2; its crash reports are those crashes, in 3 groups (4, 2, 1 over 3 minutes).
+"$synth" "$work/log" --seconds 150
+run "$work/log"
+html="$work/log/report.html"
+check "event log run exits 0" test "$code" = 0
+check "analytics: a row per minute (got $(count '<tr><td>12:0[0-9]</td>' "$html"))" test "$(count '<tr><td>12:0[0-9]</td>' "$html")" = 3
+check "analytics: third minute's counts" grep -q '<tr><td>12:02</td><td class="num">114</td><td class="num">100</td><td class="num">42</td><td class="num">2</td><td class="num">258</td></tr>' "$html"
+check "analytics: the run's kills" grep -q '<td class="num" data-type="0">321</td>' "$html"
+check "analytics: the run's crashes" grep -q '<td class="num" data-type="3">7</td>' "$html"
+check "analytics: the run's total" grep -q '<td class="num" data-total>736</td>' "$html"
+check "crashes: reports = analytics' crashes" grep -q '<b data-crashes>7</b> crash reports' "$html"
+check "crashes: groups" grep -q '<b data-groups>3</b> crash groups' "$html"
+check "crashes: the largest group first" grep -q '<tr><td><code>a44a9e6c2475f636552ea437ca26cb09</code></td><td class="num">4</td><td>12:00:05</td><td>12:02:30</td>' "$html"
+# Gaps the lag monitor could not count say why; malformed analytics are named (exit 3).
+perl -0pi -e 's/"gaps": \{[^}]*\}/"gaps": {"not_counted": "the lag monitor does not run"}/; s/^    "total": \d+/    "total": "lots"/m' "$work/log/summary.json"
+run "$work/log"
+check "malformed analytics exits 3 (got $code)" test "$code" = 3
+check "analytics problem named" grep -q 'summary.json: analytics must be' "$html"
+check "analytics then not measured" grep -q "Not measured: summary.json&#39;s analytics are malformed" "$html"
+check "crashes still shown" grep -q '<b data-crashes>7</b>' "$html"
+check "gaps not counted, and why" grep -q 'Not measured: gaps not counted: the lag monitor does not run' "$html"
+check "gaps not counted noted" grep -q '<li class="note">event gaps not counted: the lag monitor does not run</li>' "$html"
 
 # ---- a run without events, lag or checker: "not measured", incomplete -------------------
 "$synth" "$work/noev" --seconds 20 --without events.tsv,lag.tsv,check.json

@@ -7,7 +7,9 @@
  *    changes, reads EVENTS headers-only to detect lost events (gaps in a source's
  *    sequence), and stores its report in KV (monitor.h).
  *  - "query", request/reply on gamefn.v1.lag.query (queue lag), answered by any replica
- *    from the stored report: LagQueryRequest -> LagReport. `gamefn lag` shows it.
+ *    from the stored report: LagQueryRequest -> LagReport. `gamefn lag` shows it. A
+ *    `fresh` query first asks the leader for a poll (gamefn.v1.lag.poll) and waits for
+ *    its report, up to FRESH_WAIT_MS: the state now, in about one poll's time.
  *  - At start the monitor checks that the retention stream (EVENTS) can hold the
  *    configured outage at the peak rate, and warns (log and report) if not.
  *
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/function.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
@@ -27,6 +30,8 @@
 #include "gamefn/v1/lag.pb-c.h"
 #include "lag_config.h"
 #include "monitor.h"
+
+enum { FRESH_WAIT_MS = 3000, FRESH_STEP_MS = 20 };
 
 typedef struct lag_state {
     lag_monitor *monitor;
@@ -60,6 +65,35 @@ static gf_err filter_report(const uint8_t *data, size_t len, const char *stream,
     return reply->data ? GF_OK : GF_ERR_NOMEM;
 }
 
+/* When the stored report was made (0: unreadable). */
+static int64_t report_as_of(kvEntry *e)
+{
+    Gamefn__V1__LagReport *r = gamefn__v1__lag_report__unpack(NULL, (size_t)kvEntry_ValueLen(e),
+                                                              (const uint8_t *)kvEntry_Value(e));
+    int64_t as_of = r ? r->as_of_unix_ms : 0;
+    if (r)
+        gamefn__v1__lag_report__free_unpacked(r, NULL);
+    return as_of;
+}
+
+/* A `fresh` query: asks the leader (whichever replica it is) for a poll now and waits
+ * up to FRESH_WAIT_MS for a report made after this moment; then the newest report,
+ * fresh or not (its as_of says which). Wall clocks: the leader's against ours. */
+static gf_err fresh_report(gf_fn *fn, lag_state *st, kvEntry **out)
+{
+    int64_t asked = gf_clock_unix_ms(), until = gf_clock_mono_ms() + FRESH_WAIT_MS;
+    natsConnection_Publish(gf_fn_nats(fn), LAG_POLL_SUBJECT, NULL, 0);
+    for (;;) {
+        gf_err err = gf_kv_get(st->report_kv, LAG_REPORT_KEY, out);
+        if ((err == GF_OK && report_as_of(*out) >= asked) || gf_clock_mono_ms() >= until ||
+            gf_fn_stopping(fn))
+            return err;
+        kvEntry_Destroy(*out);
+        *out = NULL;
+        gf_clock_sleep_ms(FRESH_STEP_MS);
+    }
+}
+
 static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
 {
     lag_state *st = gf_fn_state(fn);
@@ -78,12 +112,13 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
     } else {
         snprintf(stream, sizeof stream, "%s", q->stream);
     }
+    bool fresh = q->fresh;
     gamefn__v1__lag_query_request__free_unpacked(q, NULL);
     if (err != GF_OK)
         return err;
 
     kvEntry *e = NULL;
-    err = gf_kv_get(st->report_kv, LAG_REPORT_KEY, &e);
+    err = fresh ? fresh_report(fn, st, &e) : gf_kv_get(st->report_kv, LAG_REPORT_KEY, &e);
     if (err == GF_ERR_NOT_FOUND) {
         snprintf(reply->error, sizeof reply->error,
                  "no lag report yet: no monitor leader has polled (wait one interval)");

@@ -2,9 +2,10 @@
  * monitor.c — the lag monitor's leader loop (see monitor.h).
  *
  * Design notes.
- *  - One thread does everything: lease, polls, alert publishing, the gap observer's
- *    reading (its wait between polls is the observer's pump) and the report. Nothing is
- *    shared with the query endpoint, which reads the report from KV.
+ *  - One thread does everything: lease, polls (every interval, or at once when asked on
+ *    gamefn.v1.lag.poll), alert publishing, the gap observer's reading (its wait between
+ *    polls is the observer's pump) and the report. Nothing is shared with the query
+ *    endpoint, which reads the report from KV and asks for a poll by message.
  *  - `tracked` is this tenure's view of each consumer: the debouncer (published level and
  *    the trailing state that lowers it) and the sequence of the consumer's last alert in
  *    the alert stream, which is the compare-and-set expectation of the next one. It is
@@ -61,7 +62,10 @@ struct lag_monitor {
     char retention[RETENTION_MAX][512];
     size_t retention_len;
     int64_t next_poll_mono;
-    bool slow; /* the last poll took over a tenth of the interval (said once) */
+    int64_t last_poll_mono;
+    natsSubscription *demand; /* gamefn.v1.lag.poll, synchronous: read by the loop */
+    bool asked;               /* a poll was asked for since the last one */
+    bool slow;                /* the last poll took over a tenth of the interval (said once) */
     pthread_t thread;
     bool started;
     atomic_int quit;
@@ -440,6 +444,20 @@ static void release(lag_monitor *m)
     m->leader = false;
 }
 
+/* Takes the requests for a poll that arrived (a synchronous subscription read by this
+ * thread alone: no callback can outlive the monitor). */
+static void take_demands(lag_monitor *m)
+{
+    int queued = 0;
+    while (natsSubscription_GetPending(m->demand, &queued, NULL) == NATS_OK && queued > 0) {
+        natsMsg *msg = NULL;
+        if (natsSubscription_NextMsg(&msg, m->demand, 1) != NATS_OK)
+            break;
+        natsMsg_Destroy(msg);
+        m->asked = true;
+    }
+}
+
 static void *run(void *arg)
 {
     lag_monitor *m = arg;
@@ -457,7 +475,11 @@ static void *run(void *arg)
             }
             next_lease = mono + renew_every;
         }
-        if (m->leader && gf_clock_mono_ms() >= m->next_poll_mono) {
+        take_demands(m);
+        bool demanded = m->asked && gf_clock_mono_ms() - m->last_poll_mono >= LAG_DEMAND_GAP_MS;
+        if (m->leader && (demanded || gf_clock_mono_ms() >= m->next_poll_mono)) {
+            m->asked = false;
+            m->last_poll_mono = gf_clock_mono_ms();
             poll_once(m);
             m->next_poll_mono += m->cfg->interval_ms;
             if (m->next_poll_mono < gf_clock_mono_ms()) /* fell behind: do not burst */
@@ -497,6 +519,8 @@ gf_err lag_monitor_start(const lag_config *cfg, natsConnection *nc, jsCtx *js,
         err = gf_kv_open(js, cfg->report_bucket, &m->report_kv);
     if (err == GF_OK)
         err = gf_publish_open(nc, NULL, &m->pub);
+    if (err == GF_OK && natsConnection_SubscribeSync(&m->demand, nc, LAG_POLL_SUBJECT) != NATS_OK)
+        err = GF_ERR_NATS;
     if (err == GF_OK) {
         gf_lease_init(&m->lease, js, m->lease_kv, LAG_LEASE_KEY, instance_id, cfg->lease_ttl_ms);
         err = pthread_create(&m->thread, NULL, run, m) == 0 ? GF_OK : GF_ERR_NOMEM;
@@ -517,6 +541,7 @@ void lag_monitor_stop(lag_monitor *m)
     atomic_store(&m->quit, 1);
     if (m->started)
         pthread_join(m->thread, NULL);
+    natsSubscription_Destroy(m->demand);
     gf_publish_close(m->pub, 2000);
     kvStore_Destroy(m->report_kv);
     kvStore_Destroy(m->lease_kv);

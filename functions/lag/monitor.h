@@ -19,6 +19,11 @@
  * `<report_bucket>/report`, where gamefn.v1.lag.query reads it from any replica.
  * The leader acts only while its lease has more than ttl/5 left.
  *
+ * A poll on demand: every monitor listens on gamefn.v1.lag.poll (core NATS; the query
+ * endpoint publishes there for a `fresh` query, whichever replica answers it); the
+ * leader polls at once, at most once per LAG_DEMAND_GAP_MS, so a flood of requests
+ * costs the server no more than two polls a second.
+ *
  * Ownership: lag_monitor_start copies nothing from cfg (borrowed: the function's config,
  * alive until fini) and borrows nc/js; lag_monitor_stop joins the thread, gives up the
  * lease and frees. Threads: the monitor's own thread only (lag_monitor_start and _stop
@@ -34,8 +39,11 @@
 
 #define LAG_ALERT_SUBJECT "gamefn.v1.alert.lag" /* .<stream>.<consumer> */
 #define LAG_QUERY_SUBJECT "gamefn.v1.lag.query"
+#define LAG_POLL_SUBJECT  "gamefn.v1.lag.poll" /* core, no body: "leader, poll now" */
 #define LAG_LEASE_KEY     "lag.monitor"
 #define LAG_REPORT_KEY    "report"
+
+enum { LAG_DEMAND_GAP_MS = 500 };
 
 typedef struct lag_monitor lag_monitor;
 

@@ -97,13 +97,14 @@ typedef struct gf_gamesim_opts {
     /* Play (optional): each match lasts a uniform time in [play_ms, play_max_ms] when
      * play_max_ms > play_ms; while it plays, its players produce on_event calls at
      * events_per_player_s each (Poisson: kills 40 %, scores 40 %, zone changes 20 %),
-     * and a match reports one crash with probability crash_chance. Seeded by `seed`
+     * and the simulator's first such match and one in every crash_every after it (0:
+     * none) report one crash at a random moment of their play. Seeded by `seed`
      * and the server's number, so a server's matches draw the same sequence on every
      * run; on_event is called on the worker thread, with the simulator's lock held:
      * it must not call back into the simulator (publishing is fine). */
     int64_t play_max_ms;
     double events_per_player_s;
-    double crash_chance;
+    uint32_t crash_every;
     uint64_t seed;
     void (*on_event)(void *arg, const gf_gamesim_event *e);
     void *event_arg;

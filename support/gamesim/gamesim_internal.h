@@ -92,6 +92,7 @@ struct gf_gamesim {
     gf_join_key keys[SIM_KEYS_MAX]; /* under lock: from the newest reply */
     size_t n_keys;
     gf_gamesim_stats stats; /* counters, under lock */
+    uint64_t plays;         /* matches started with events, under lock (crash_every) */
 };
 
 /* gamesim.c */

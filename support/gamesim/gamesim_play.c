@@ -57,7 +57,9 @@ void gf__sim_play_start(gf_gamesim *s, sim_server *sv, int64_t now)
         return;
     sv->zones = calloc(sv->players.n, sizeof *sv->zones);
     sv->next_event = now + gap_ms(s, sv, sv->players.n);
-    if (gf_pop_rng_uniform(&sv->rng) < s->o.crash_chance && play > 0)
+    /* The simulator's first match with events and one in every crash_every after it
+     * report a crash: a few at a low rate, and some even in a short run. */
+    if (s->o.crash_every > 0 && s->plays++ % s->o.crash_every == 0 && play > 0)
         sv->crash_at = now + 1 + (int64_t)(gf_pop_rng_uniform(&sv->rng) * (double)(play - 1));
 }
 

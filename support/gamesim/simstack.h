@@ -27,6 +27,7 @@ typedef struct gf_simstack_opts {
     const char *functions_extra; /* more functions: sections (e.g. intake, ticker, matcher),
                                     indented by two spaces */
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (0: 8) */
+    const char *fetch_expiry;    /* runtime.fetch_expiry (NULL: "1s"; at least 500ms) */
 } gf_simstack_opts;
 
 /* Writes <dir>/test.key, <dir>/test.pub (pk, 32 bytes, may be NULL) and the config at

@@ -31,8 +31,13 @@
 #include "gamefn/producer.h"
 #include "playsim.h"
 
+/* The simulated servers' event types; emits taken by a producer are counted per type. */
+static const char *const types[] = {"kill", "score", "zone_change", "crash"};
+enum { TYPES = sizeof types / sizeof types[0] };
+
 struct play_events {
     gf_producer *prod[PLAY_MAX_DCS];
+    atomic_ullong emitted[TYPES];
     char spool[1100];
     atomic_ullong invalid, failed; /* emits refused (a bug in the simulator) or not spooled */
     uint64_t produced, acknowledged, dropped; /* of the producers closed at the end */
@@ -102,6 +107,18 @@ void gf_play_events_on_event(void *arg, const gf_gamesim_event *e)
     } else if (err != GF_OK && err != GF_ERR_UNAVAILABLE) {
         atomic_fetch_add(&ev->failed, 1); /* UNAVAILABLE: dropped, counted by the producer */
     }
+    for (size_t i = 0; err == GF_OK && i < TYPES; i++)
+        if (strcmp(e->type, types[i]) == 0)
+            atomic_fetch_add(&ev->emitted[i], 1);
+}
+
+json_t *gf_play_events_by_type(gf_play *p)
+{
+    json_t *by = json_object();
+    for (size_t i = 0; by && p->events && i < TYPES; i++)
+        json_object_set_new(by, types[i],
+                            json_integer((json_int_t)atomic_load(&p->events->emitted[i])));
+    return by;
 }
 
 void gf_play_events_counts(gf_play *p, uint64_t *produced, uint64_t *stored, uint64_t *failed)

@@ -66,32 +66,35 @@ static void consumer_lines(json_t *root)
     if (dlq)
         printf("S   dead letters stored during the run: %lld\n",
                (long long)json_integer_value(json_object_get(dlq, "messages")));
-    if (gaps)
+    json_t *why = json_object_get(gaps, "not_counted");
+    if (gaps && !why)
         printf("S   gaps (lag monitor): %lld open, %lld suspected, %lld closed later\n",
                (long long)json_integer_value(json_object_get(gaps, "open")),
                (long long)json_integer_value(json_object_get(gaps, "suspected")),
                (long long)json_integer_value(json_object_get(gaps, "closed")));
     else
-        printf("S   gaps: not counted (no lag monitor report)\n");
-    json_t *an = json_object_get(root, "analytics"), *by = json_object_get(an, "by_type"), *v;
+        printf("S   gaps: not counted (%s)\n", why ? json_string_value(why) : "no lag monitor");
+    json_t *an = json_object_get(root, "analytics"), *c;
     if (an) {
         char line[512] = "";
-        size_t used = 0;
-        const char *type;
-        json_object_foreach(by, type, v)
+        size_t used = 0, i;
+        json_array_foreach(json_object_get(an, "counts"), i, c)
         {
-            int n = snprintf(line + used, sizeof line - used, "%s%s %lld", used ? ", " : "", type,
-                             (long long)json_integer_value(v));
+            int n = snprintf(line + used, sizeof line - used, "%s%s %lld", used ? ", " : "",
+                             json_string_value(json_object_get(c, "name")),
+                             (long long)json_integer_value(json_object_get(c, "count")));
             if (n < 0 || (size_t)n >= sizeof line - used)
                 break;
             used += (size_t)n;
         }
         printf("S   analytics, the run's minutes: %lld events (%s)\n",
-               (long long)json_integer_value(json_object_get(an, "events")), line);
+               (long long)json_integer_value(json_object_get(an, "total")), line);
     }
     json_t *cr = json_object_get(root, "crashes");
     if (cr)
-        printf("S   crash reports: %lld crash groups (fingerprints) seen during the run\n",
+        printf("S   crash reports: %lld crashes in %lld crash groups (fingerprints) seen during "
+               "the run\n",
+               (long long)json_integer_value(json_object_get(cr, "crashes")),
                (long long)json_integer_value(json_object_get(cr, "fingerprints")));
 }
 
@@ -201,6 +204,15 @@ void gf_play_figures(gf_play *p, int64_t stored_unix_ms)
         json_array_append_new(dcs, json_string(p->dcs[d]));
     json_t *root =
         json_pack("{s:s, s:o, s:o}", "low_pop_region", low, "figures", fig, "datacenters", dcs);
+    json_t *by_type = gf_play_events_by_type(p), *v;
+    const char *type;
+    printf("S   emitted by type:");
+    json_object_foreach(by_type, type, v)
+    {
+        printf(" %s %lld", type, (long long)json_integer_value(v));
+    }
+    printf("\n");
+    json_object_set_new(root, "emitted_by_type", by_type);
     gf_play_observers_json(p, root, stored_unix_ms);
     consumer_lines(root);
     char path[1200];

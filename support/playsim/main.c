@@ -228,7 +228,7 @@ static gf_err start_servers(gf_play *p, const gf_config *cfg, double rate)
                              .adapter = true,
                              .workers = WORKERS,
                              .events_per_player_s = 0.25,
-                             .crash_chance = 0.01,
+                             .crash_every = 50, /* 2 %, and each simulator's first */
                              .seed = p->seed,
                              .on_event = gf_play_events_on_event,
                              .event_arg = p};

@@ -1,8 +1,10 @@
 /*
  * observers.c — what the event consumers made of the run's events, read at its end for
  * the summary and the report (see playsim.h): the leaderboard's top 10 of this run's
- * players, the dead letters stored during the run, the lag monitor's gap counts, and
- * (for the summary) the analytics' counts by type and the crash groups seen.
+ * players, the dead letters stored during the run, the lag monitor's gap counts (from a
+ * poll made at once: a `fresh` query), the analytics' counts per minute by type and the
+ * most frequent crash groups. The requests and the JSON of the analytics and crashes
+ * answers are the CLI's own (tools/gamefn/query.h).
  *
  * Design notes:
  * - First the consumers settle: every durable consumer of EVENTS has nothing pending
@@ -11,7 +13,9 @@
  *   runs' data): the top 10 is of this run's players (ids start with the run's nonce),
  *   found by paging the global board from rank 1, each with its rank on the board; the
  *   dead letters are counted per subject against the counts at the start.
- * - Each part is left out (NULL) when nothing answers: a build without the consumers.
+ * - Each part is left out (NULL) when nothing answers: a build without the consumers;
+ *   the gaps say why instead ({"not_counted": why}), since a missing gap count must not
+ *   pass for none.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -25,32 +29,29 @@
 #include "gamefn/v1/crashes.pb-c.h"
 #include "gamefn/v1/lag.pb-c.h"
 #include "gamefn/v1/leaderboard.pb-c.h"
-#include "gamefn/wire_error.h"
 #include "playsim.h"
+#include "query.h"
 
-enum { PAGE = 100, MAX_PAGES = 50, TOP = 10 };
+enum {
+    PAGE = 100,
+    MAX_PAGES = 50,
+    TOP = 10,
+    CRASH_GROUPS = 20, /* the report lists the most frequent ones */
+    QUERY_MS = 2000,
+    LAG_QUERY_MS = 5000, /* a fresh lag query waits for a poll (up to 3 s at the monitor) */
+};
 
-/* One request/reply with protobuf bodies: the reply decoded with `rd` (caller frees with
+/* One request/reply (query.h): the reply decoded with `rd` (caller frees with
  * protobuf_c_message_free_unpacked), NULL when nobody answered, the answer is an error
- * or it does not decode. */
+ * or it does not decode; *result (may be NULL) says which. */
 static void *query(gf_play *p, const char *subject, const ProtobufCMessage *req,
-                   const ProtobufCMessageDescriptor *rd)
+                   const ProtobufCMessageDescriptor *rd, int64_t timeout_ms,
+                   gf_query_result *result)
 {
-    uint8_t buf[512];
-    size_t len = protobuf_c_message_get_packed_size(req);
-    if (len > sizeof buf)
-        return NULL;
-    protobuf_c_message_pack(req, buf);
-    natsMsg *m = NULL;
-    if (natsConnection_Request(&m, p->nc, subject, buf, (int)len, 2000) != NATS_OK)
-        return NULL;
-    const char *code = NULL;
     ProtobufCMessage *rep = NULL;
-    if (!natsMsg_IsNoResponders(m) &&
-        natsMsgHeader_Get(m, GF_WIRE_HDR_ERROR_CODE, &code) != NATS_OK)
-        rep = protobuf_c_message_unpack(rd, NULL, (size_t)natsMsg_GetDataLength(m),
-                                        (const uint8_t *)natsMsg_GetData(m));
-    natsMsg_Destroy(m);
+    gf_query_result r = gf_query(p->nc, subject, req, rd, timeout_ms, &rep, NULL);
+    if (result)
+        *result = r;
     return rep;
 }
 
@@ -162,7 +163,7 @@ static json_t *leaderboard_json(gf_play *p)
         r.page = &q;
         Gamefn__V1__LeaderboardQueryReply *rep =
             query(p, GF_WIRE_SUBJ_LEADERBOARD_QUERY, &r.base,
-                  &gamefn__v1__leaderboard_query_reply__descriptor);
+                  &gamefn__v1__leaderboard_query_reply__descriptor, QUERY_MS, NULL);
         if (!rep)
             break;
         answered = true;
@@ -186,35 +187,37 @@ static json_t *leaderboard_json(gf_play *p)
     return json_pack("{s:s, s:o}", "board", "global", "top", top);
 }
 
-/* The lag monitor's last report, or NULL when no monitor answers. */
-static Gamefn__V1__LagReport *lag_report(gf_play *p)
+/* The lag monitor's gap counts, {"open", "suspected", "closed"}, from a poll made now
+ * (a `fresh` query: one request, about one poll's time), or {"not_counted": why}. The
+ * report must be from after `since` (Unix ms: every event of the run stored): an older
+ * one may count holes of events then in flight; a monitor that does not poll on demand
+ * (an older build) answers with its last report, which is then not used. */
+static json_t *gaps_json(gf_play *p, int64_t since)
 {
     Gamefn__V1__LagQueryRequest r = GAMEFN__V1__LAG_QUERY_REQUEST__INIT;
-    return query(p, "gamefn.v1.lag.query", &r.base, &gamefn__v1__lag_report__descriptor);
-}
-
-/* The lag monitor's gap counts, {"open", "suspected", "closed"}, from a report made
- * after `since` (Unix ms: every event of the run stored): an older one may count holes
- * of events then in flight. The monitor reports once per functions.lag.interval
- * (10 s); this waits up to wait_ms for a report that recent. */
-static json_t *gaps_json(gf_play *p, int64_t since, int64_t wait_ms)
-{
-    Gamefn__V1__LagReport *rep = NULL;
-    for (int64_t until = gf_clock_mono_ms() + wait_ms;; gf_clock_sleep_ms(500)) {
+    r.fresh = true;
+    gf_query_result res;
+    Gamefn__V1__LagReport *rep = query(p, "gamefn.v1.lag.query", &r.base,
+                                       &gamefn__v1__lag_report__descriptor, LAG_QUERY_MS, &res);
+    char why[160] = "";
+    if (!rep)
+        snprintf(why, sizeof why, "the lag monitor %s gamefn.v1.lag.query",
+                 res == GF_QUERY_NO_SERVICE ? "does not run: nobody answered"
+                 : res == GF_QUERY_TIMEOUT  ? "did not answer in 5 s"
+                                            : "refused or garbled its answer to");
+    else if (!rep->gaps || !rep->gaps->observing)
+        snprintf(why, sizeof why,
+                 "the lag monitor does not look for gaps (no leader, or "
+                 "functions.lag.gaps disabled)");
+    else if (rep->as_of_unix_ms < since)
+        snprintf(why, sizeof why,
+                 "the lag monitor's report is from %.1f s before the run's last "
+                 "event was stored (it does not poll on demand)",
+                 (double)(since - rep->as_of_unix_ms) / 1000.0);
+    if (why[0]) {
+        gf_log_warn("gaps not counted", "why=\"%s\"", why);
         release(rep);
-        rep = lag_report(p);
-        if (!rep || !rep->gaps || !rep->gaps->observing) {
-            release(rep);
-            return NULL; /* no monitor, or it does not look for gaps */
-        }
-        if (rep->as_of_unix_ms >= since)
-            break;
-        if (gf_clock_mono_ms() >= until) {
-            gf_log_warn("no lag report after the run's end: gaps not counted", "as_of_unix_ms=%lld",
-                        (long long)rep->as_of_unix_ms);
-            release(rep);
-            return NULL;
-        }
+        return json_pack("{s:s}", "not_counted", why);
     }
     if (rep->gaps->behind)
         gf_log_info("the gap observer had not read the run's last events at that poll",
@@ -226,41 +229,38 @@ static json_t *gaps_json(gf_play *p, int64_t since, int64_t wait_ms)
     return out;
 }
 
-/* The analytics function's counts by event type over the minutes of the run (other
- * events in those minutes count too): {"events": N, "by_type": {...}}. */
+/* The analytics function's counts per minute by event type over the run's minutes
+ * (other events in those minutes count too), as `gamefn analytics --json --per-minute`
+ * prints them. */
 static json_t *analytics_json(gf_play *p)
 {
     Gamefn__V1__AnalyticsQueryRequest r = GAMEFN__V1__ANALYTICS_QUERY_REQUEST__INIT;
     r.from_unix_ms = p->t0_unix / 60000 * 60000;
     r.to_unix_ms = (gf_clock_unix_ms() / 60000 + 1) * 60000;
     r.group_by = GAMEFN__V1__ANALYTICS_GROUP_BY__ANALYTICS_GROUP_BY_TYPE;
-    Gamefn__V1__AnalyticsQueryReply *rep = query(p, "gamefn.v1.analytics.query", &r.base,
-                                                 &gamefn__v1__analytics_query_reply__descriptor);
-    if (!rep)
-        return NULL;
-    json_t *by = json_object();
-    for (size_t i = 0; i < rep->n_counts; i++)
-        json_object_set_new(by, rep->counts[i]->name,
-                            json_integer((json_int_t)rep->counts[i]->count));
-    json_t *out = json_pack("{s:I, s:o}", "events", (json_int_t)rep->total, "by_type", by);
+    r.per_minute = true;
+    Gamefn__V1__AnalyticsQueryReply *rep =
+        query(p, "gamefn.v1.analytics.query", &r.base,
+              &gamefn__v1__analytics_query_reply__descriptor, QUERY_MS, NULL);
+    json_t *out = rep ? gf_query_analytics_json(rep) : NULL;
     release(rep);
     return out;
 }
 
-/* The crash groups (fingerprints) the crashes function saw during the run. */
+/* The most frequent crash groups (fingerprints) seen since the run started, as
+ * `gamefn crashes --json --since <start>` prints them. */
 static json_t *crashes_json(gf_play *p)
 {
     Gamefn__V1__CrashTopQuery top = GAMEFN__V1__CRASH_TOP_QUERY__INIT;
     Gamefn__V1__CrashesQueryRequest r = GAMEFN__V1__CRASHES_QUERY_REQUEST__INIT;
-    top.limit = 100;
+    top.limit = CRASH_GROUPS;
     top.since_unix_ms = p->t0_unix;
     r.query_case = GAMEFN__V1__CRASHES_QUERY_REQUEST__QUERY_TOP;
     r.top = &top;
     Gamefn__V1__CrashesQueryReply *rep =
-        query(p, "gamefn.v1.crashes.query", &r.base, &gamefn__v1__crashes_query_reply__descriptor);
-    if (!rep)
-        return NULL;
-    json_t *out = json_pack("{s:I}", "fingerprints", (json_int_t)rep->fingerprints);
+        query(p, "gamefn.v1.crashes.query", &r.base, &gamefn__v1__crashes_query_reply__descriptor,
+              QUERY_MS, NULL);
+    json_t *out = rep ? gf_query_crashes_top_json(rep) : NULL;
     release(rep);
     return out;
 }
@@ -272,7 +272,7 @@ void gf_play_observers_json(gf_play *p, json_t *root, int64_t stored_unix_ms)
     for (size_t i = 0; i < 2; i++)
         if (extra[i])
             json_object_set_new(root, extra_names[i], extra[i]);
-    json_t *parts[] = {dlq_json(p), leaderboard_json(p), gaps_json(p, stored_unix_ms, 15000)};
+    json_t *parts[] = {dlq_json(p), leaderboard_json(p), gaps_json(p, stored_unix_ms)};
     static const char *const names[] = {"dlq", "leaderboard", "gaps"};
     for (size_t i = 0; i < 3; i++)
         if (parts[i])

@@ -209,6 +209,9 @@ double gf_play_match_spread(gf_play *p, const play_match *m);
 gf_err gf_play_events_start(gf_play *p);
 void gf_play_events_on_event(void *arg, const gf_gamesim_event *e); /* gamesim's callback */
 void gf_play_events_counts(gf_play *p, uint64_t *produced, uint64_t *stored, uint64_t *failed);
+/* Events the producers took, per type: {"kill": n, "score": n, "zone_change": n,
+ * "crash": n} (new reference). */
+json_t *gf_play_events_by_type(gf_play *p);
 /* After the simulators stopped: waits up to timeout_ms for the producers' acks, writes
  * events.log, closes the producers. Returns the events left unacknowledged. */
 uint64_t gf_play_events_stop(gf_play *p, int64_t timeout_ms);
@@ -234,8 +237,9 @@ uint64_t gf_play_events_last_seq(gf_play *p);   /* 0 when it cannot be read */
 bool gf_play_durable(const jsConsumerInfo *ci); /* a durable, not a reader's ephemeral one */
 /* Waits until no consumer of EVENTS has anything pending or in flight; false on timeout. */
 bool gf_play_observers_settle(gf_play *p, int64_t timeout_ms);
-/* Adds "dlq", "leaderboard" and "gaps" (docs/REPORT.md summary.json) to root, each
- * where something answered; the gaps from a lag report made after stored_unix_ms. */
+/* Adds "dlq", "leaderboard", "gaps", "analytics" and "crashes" (docs/REPORT.md
+ * summary.json) to root, each where something answered; the gaps from a lag report made
+ * after stored_unix_ms (a poll on demand), else {"not_counted": why}. */
 void gf_play_observers_json(gf_play *p, json_t *root, int64_t stored_unix_ms);
 void gf_play_observers_free(gf_play *p);
 

@@ -47,6 +47,7 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .heartbeat = o->heartbeat,
         .deadline = o->deadline,
         .max_in_flight = o->max_in_flight,
+        .fetch_expiry = o->fetch_expiry,
     };
     assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */

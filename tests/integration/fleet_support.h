@@ -34,6 +34,7 @@ typedef struct fleet_env_opts {
     const char *heartbeat;       /* functions.fleet.heartbeat_interval (timeout: 3 of them) */
     const char *deadline;        /* functions.allocator.deadline */
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
+    const char *fetch_expiry;    /* runtime.fetch_expiry (default 1s) */
 } fleet_env_opts;
 
 typedef struct fleet_env {

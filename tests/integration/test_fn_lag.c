@@ -5,7 +5,8 @@
  * new leader reads the levels back from ALERTS instead of repeating them); a consumer
  * whose oldest unacked event passes half of a short max_age is an EMERGENCY, and OK again
  * once retention has dropped what it never read; the retention warning reaches the
- * report; `gamefn lag` shows it all, and refuses bad options.
+ * report; a `fresh` query makes the leader poll at once, whichever replica answers it;
+ * `gamefn lag` shows it all, and refuses bad options.
  */
 #include <jansson.h>
 #include <setjmp.h>
@@ -253,6 +254,61 @@ static void oldest_past_half_retention_is_an_emergency(void **state)
     gf_fnenv_free(&env);
 }
 
+/* gamefn.v1.lag.query with `fresh`: the report, and how long the answer took. */
+static Gamefn__V1__LagReport *fresh_report(gf_fnenv *env, int64_t *took_ms)
+{
+    Gamefn__V1__LagQueryRequest q = GAMEFN__V1__LAG_QUERY_REQUEST__INIT;
+    q.fresh = true;
+    uint8_t buf[64];
+    size_t len = gamefn__v1__lag_query_request__pack(&q, buf);
+    natsMsg *m = NULL;
+    int64_t start = gf_clock_mono_ms();
+    assert_int_equal(
+        natsConnection_Request(&m, env->nc, "gamefn.v1.lag.query", buf, (int)len, 10000), NATS_OK);
+    *took_ms = gf_clock_mono_ms() - start;
+    Gamefn__V1__LagReport *r = gamefn__v1__lag_report__unpack(
+        NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));
+    natsMsg_Destroy(m);
+    assert_non_null(r);
+    return r;
+}
+
+/* A final reading (the local run's report) need not wait for the next poll: a `fresh`
+ * query makes the leader poll at once, whichever replica answers it. The interval is
+ * 30 s here, so a report newer than the request can only come from such a poll. */
+static void fresh_query_answers_with_a_poll_made_now(void **state)
+{
+    (void)state;
+    gf_fnenv env;
+    gf_fnenv_opts o;
+    gf_proc m1 = {0}, m2 = {0};
+    options(&o);
+    o.functions = "  lag:\n"
+                  "    interval: 30s\n"
+                  "    lease_ttl: 2s\n"
+                  "    streams: [EVENTS]\n";
+    obs_start_with_monitor(&env, &o, &m1, "m1");
+    assert_int_equal(gf_fnenv_spawn_ready(&env, &m2, LAG, "lag", "m2", NULL), 0);
+    gf_clock_sleep_ms(300);
+    Gamefn__V1__LagReport *r = obs_lag_report(&env); /* plain: the last poll's */
+    assert_non_null(r);
+    assert_true(r->as_of_unix_ms < gf_clock_unix_ms() - 200);
+    gamefn__v1__lag_report__free_unpacked(r, NULL);
+    /* Several, so that both replicas answer some (a queue group picks one at random). */
+    for (int i = 0; i < 6; i++) {
+        int64_t asked = gf_clock_unix_ms(), took = 0;
+        r = fresh_report(&env, &took);
+        assert_true(r->as_of_unix_ms >= asked);
+        assert_string_equal(r->monitor_id, "m1");
+        assert_true(took < 2500); /* one poll on demand, not the 30 s interval */
+        assert_true(r->gaps && r->gaps->observing);
+        gamefn__v1__lag_report__free_unpacked(r, NULL);
+    }
+    assert_true(gf_fnenv_stop(&m2, 15000));
+    assert_true(gf_fnenv_stop(&m1, 15000));
+    gf_fnenv_free(&env);
+}
+
 static void cli_refuses_bad_options_and_polls_without_a_monitor(void **state)
 {
     (void)state;
@@ -269,6 +325,7 @@ static void cli_refuses_bad_options_and_polls_without_a_monitor(void **state)
         {{"lag", "--stream", "a.b", NULL}, "--stream: stream name"},
         {{"lag", "--bogus", NULL}, "see gamefn lag --help"},
         {{"lag", "extra", NULL}, "unexpected argument 'extra'"},
+        {{"lag", "--fresh", "--direct", NULL}, "--fresh asks the monitor"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal((out = cli_runv(&env, NULL, bad[i].args)).code, 2);
@@ -302,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(levels_rise_and_fall_with_one_alert_per_change),
         cmocka_unit_test(oldest_past_half_retention_is_an_emergency),
+        cmocka_unit_test(fresh_query_answers_with_a_poll_made_now),
         cmocka_unit_test(cli_refuses_bad_options_and_polls_without_a_monitor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "gamefn/clock.h"
 #include "gamefn/v1/analytics.pb-c.h"
+#include "query.h"
 
 #define MINUTE INT64_C(60000)
 
@@ -35,41 +36,9 @@ const char gf_cli_analytics_help[] =
     "exit: 0 answered, 2 usage, 3 NATS unreachable, 5 timeout, 6 no analytics instance\n"
     "      running, 7 refused (a range over functions.analytics.max_range), 8 other\n";
 
-static json_t *counts_json(Gamefn__V1__AnalyticsCount **c, size_t n)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < n; i++) {
-        json_t *o = json_pack("{s:s, s:I}", "name", c[i]->name, "count", (json_int_t)c[i]->count);
-        if (!o || json_array_append_new(a, o) != 0) {
-            json_decref(a);
-            return NULL;
-        }
-    }
-    return a;
-}
-
 static int print_json(const Gamefn__V1__AnalyticsQueryReply *r)
 {
-    json_t *mins = json_array();
-    for (size_t i = 0; mins && i < r->n_minutes; i++) {
-        const Gamefn__V1__AnalyticsMinute *m = r->minutes[i];
-        json_t *o =
-            json_pack("{s:I, s:I, s:o, s:I, s:I}", "minute_unix_ms", (json_int_t)m->minute_unix_ms,
-                      "total", (json_int_t)m->total, "counts", counts_json(m->counts, m->n_counts),
-                      "other", (json_int_t)m->other, "unattributed", (json_int_t)m->unattributed);
-        if (!o || json_array_append_new(mins, o) != 0) {
-            json_decref(mins);
-            mins = NULL;
-        }
-    }
-    json_t *root =
-        mins ? json_pack("{s:I, s:I, s:s, s:I, s:o, s:I, s:I, s:o, s:I}", "from_unix_ms",
-                         (json_int_t)r->from_unix_ms, "to_unix_ms", (json_int_t)r->to_unix_ms,
-                         "group_by", dims[r->group_by < 3 ? r->group_by : 0], "total",
-                         (json_int_t)r->total, "counts", counts_json(r->counts, r->n_counts),
-                         "other", (json_int_t)r->other, "unattributed", (json_int_t)r->unattributed,
-                         "minutes", mins, "records", (json_int_t)r->records)
-             : NULL;
+    json_t *root = gf_query_analytics_json(r);
     if (!root) {
         fprintf(stderr, "gamefn analytics: out of memory\n");
         return GF_CLI_FAILED;

@@ -1,6 +1,6 @@
 /*
  * cli_util.c — what every gamefn command shares: connecting with a clear error, requests
- * to functions and JetStream API failures turned into exit codes, option values
+ * to functions (query.h) and JetStream API failures turned into exit codes, option values
  * (durations, integers, times), JSON and number output.
  */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/wire_error.h"
+#include "query.h"
 
 int gf_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -140,68 +141,47 @@ int gf_cli_request(natsConnection *nc, const char *cmd, const char *subject,
                    int64_t timeout_ms, ProtobufCMessage **out, int *code, char *field,
                    size_t field_size)
 {
-    *out = NULL;
     if (code)
         *code = 0;
     if (field && field_size)
         field[0] = 0;
-    size_t len = protobuf_c_message_get_packed_size(req);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf) {
-        fprintf(stderr, "gamefn %s: out of memory\n", cmd);
-        return GF_CLI_FAILED;
-    }
-    protobuf_c_message_pack(req, buf);
-    natsMsg *reply = NULL;
-    natsStatus s = natsConnection_Request(&reply, nc, subject, buf, (int)len, timeout_ms);
-    free(buf);
-    if (s == NATS_NO_RESPONDERS) {
+    gf_query_error qe;
+    switch (gf_query(nc, subject, req, desc, timeout_ms, out, &qe)) {
+    case GF_QUERY_OK:
+        return GF_CLI_OK;
+    case GF_QUERY_NO_SERVICE:
         fprintf(stderr, "gamefn %s: no function instance serves %s (is it running?)\n", cmd,
                 subject);
         return GF_CLI_NO_SERVICE;
-    }
-    if (s == NATS_TIMEOUT) {
+    case GF_QUERY_TIMEOUT:
         fprintf(stderr, "gamefn %s: no answer on %s within %lld ms\n", cmd, subject,
                 (long long)timeout_ms);
         return GF_CLI_TIMEOUT;
-    }
-    if (s != NATS_OK) {
+    case GF_QUERY_FAILED:
         fprintf(stderr, "gamefn %s: request on %s failed: %s\n", cmd, subject,
-                natsStatus_GetText(s));
-        return s == NATS_NOT_PERMITTED ? GF_CLI_REFUSED : GF_CLI_FAILED;
+                natsStatus_GetText(qe.status));
+        return qe.status == NATS_NOT_PERMITTED ? GF_CLI_REFUSED : GF_CLI_FAILED;
+    case GF_QUERY_UNDECODABLE:
+        fprintf(stderr, "gamefn %s: the answer on %s is not a %s\n", cmd, subject, desc->name);
+        return GF_CLI_FAILED;
+    case GF_QUERY_ERROR_REPLY:
+        break;
     }
-    const char *hcode = NULL, *htext = NULL;
-    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &hcode);
-    natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &htext);
-    const uint8_t *data = (const uint8_t *)natsMsg_GetData(reply);
-    size_t n = (size_t)natsMsg_GetDataLength(reply);
-    gf_wire_error e;
-    int rc = GF_CLI_OK;
-    if (gf_wire_reply_check(hcode, htext, data, n, &e) != GF_OK) {
-        if (code)
-            *code = e.code;
-        if (field)
-            snprintf(field, field_size, "%s", e.field);
-        const char *name = gf_wire_code_name(e.code);
-        /* The field, unless the message already starts with it ("queue: unknown ..."). */
-        size_t flen = strlen(e.field);
-        bool named =
-            flen == 0 || (strncmp(e.message, e.field, flen) == 0 && e.message[flen] == ':');
-        fprintf(stderr, "gamefn %s: %s: %s%s%s\n", cmd, name, named ? "" : e.field,
-                named ? "" : ": ", e.message);
-        /* An unknown name (queue, datacenter, region) is INVALID_ARGUMENT on the wire. */
-        bool unknown = strcmp(name, "NOT_FOUND") == 0 ||
-                       (strcmp(name, "INVALID_ARGUMENT") == 0 && strstr(e.message, "unknown "));
-        rc = unknown ? GF_CLI_NOT_FOUND : GF_CLI_REFUSED;
-    } else {
-        *out = protobuf_c_message_unpack(desc, NULL, n, data);
-        if (!*out) {
-            fprintf(stderr, "gamefn %s: the answer on %s is not a %s\n", cmd, subject, desc->name);
-            rc = GF_CLI_FAILED;
-        }
-    }
-    natsMsg_Destroy(reply);
-    return rc;
+    const gf_wire_error *e = &qe.wire;
+    if (code)
+        *code = e->code;
+    if (field)
+        snprintf(field, field_size, "%s", e->field);
+    const char *name = gf_wire_code_name(e->code);
+    /* The field, unless the message already starts with it ("queue: unknown ..."). */
+    size_t flen = strlen(e->field);
+    bool named = flen == 0 || (strncmp(e->message, e->field, flen) == 0 && e->message[flen] == ':');
+    fprintf(stderr, "gamefn %s: %s: %s%s%s\n", cmd, name, named ? "" : e->field, named ? "" : ": ",
+            e->message);
+    /* An unknown name (queue, datacenter, region) is INVALID_ARGUMENT on the wire. */
+    bool unknown = strcmp(name, "NOT_FOUND") == 0 ||
+                   (strcmp(name, "INVALID_ARGUMENT") == 0 && strstr(e->message, "unknown "));
+    return unknown ? GF_CLI_NOT_FOUND : GF_CLI_REFUSED;
 }
 
 int gf_cli_ask(gf_cli *cli, const char *cmd, const char *subject, const ProtobufCMessage *req,

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "gamefn/clock.h"
 #include "gamefn/v1/crashes.pb-c.h"
+#include "query.h"
 
 const char gf_cli_crashes_help[] =
     "usage: gamefn crashes [top] [--limit N] [--since T] [--json] [--timeout D]\n"
@@ -30,15 +31,6 @@ const char gf_cli_crashes_help[] =
 static char *when(int64_t ms, char *buf, size_t size)
 {
     return gf_clock_rfc3339(ms * 1000000, 0, buf, size);
-}
-
-static json_t *summary_json(const Gamefn__V1__CrashSummary *s)
-{
-    return json_pack(
-        "{s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i}", "fingerprint", s->fingerprint, "count",
-        (json_int_t)s->count, "first_seen_unix_ms", (json_int_t)s->first_seen_unix_ms,
-        "last_seen_unix_ms", (json_int_t)s->last_seen_unix_ms, "signature", s->signature, "message",
-        s->message, "build", s->build, "platform", s->platform, "builds", (int)s->builds);
 }
 
 static json_t *counts_json(Gamefn__V1__CrashCount **c, size_t n)
@@ -80,15 +72,7 @@ static int print(const Gamefn__V1__CrashesQueryReply *r, bool json)
         if (r->detail) {
             root = detail_json(r->detail, r->partitions);
         } else {
-            json_t *top = json_array();
-            for (size_t i = 0; top && i < r->n_top; i++)
-                if (json_array_append_new(top, summary_json(r->top[i])) != 0) {
-                    json_decref(top);
-                    top = NULL;
-                }
-            root = top ? json_pack("{s:o, s:I, s:I}", "top", top, "fingerprints",
-                                   (json_int_t)r->fingerprints, "crashes", (json_int_t)r->crashes)
-                       : NULL;
+            root = gf_query_crashes_top_json(r);
         }
         if (!root) {
             fprintf(stderr, "gamefn crashes: out of memory\n");

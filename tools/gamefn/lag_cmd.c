@@ -23,13 +23,15 @@
 #include "retention.h"
 
 const char gf_cli_lag_help[] =
-    "usage: gamefn lag [--stream NAME] [--json] [--direct] [--timeout D]\n\n"
+    "usage: gamefn lag [--stream NAME] [--json] [--fresh | --direct] [--timeout D]\n\n"
     "Shows, for every durable consumer: pending, in flight (ack pending), redelivered,\n"
     "lag (pending + in flight), the age of the oldest unacked event against the\n"
     "stream's retention, and its level (ok, warning, critical, emergency), as the\n"
     "lag monitor (gamefn-lag) last polled them, with the gap observer's findings.\n\n"
     "  --stream NAME  only the consumers of this stream (exit 4 if it does not exist)\n"
     "  --json         one JSON object instead of the table\n"
+    "  --fresh        the state now: the monitor polls at once and answers with that\n"
+    "                 poll (within about a second; default timeout then 5s)\n"
     "  --direct       poll the consumers now, without the monitor (no gaps, no\n"
     "                 debouncing); also what happens when no monitor answers\n"
     "  --timeout D    how long to wait for the monitor's answer (default 2s)\n"
@@ -146,10 +148,12 @@ out:
 }
 
 /* The monitor's report; GF_CLI_NO_SERVICE (said by gf_cli_request) when no monitor runs. */
-static int from_monitor(natsConnection *nc, const char *stream, bool json, int64_t timeout_ms)
+static int from_monitor(natsConnection *nc, const char *stream, bool json, bool fresh,
+                        int64_t timeout_ms)
 {
     Gamefn__V1__LagQueryRequest q = GAMEFN__V1__LAG_QUERY_REQUEST__INIT;
     q.stream = (char *)(uintptr_t)(stream ? stream : "");
+    q.fresh = fresh;
     Gamefn__V1__LagReport *r = NULL;
     int code =
         gf_cli_request(nc, "lag", LAG_QUERY_SUBJECT, &q.base, &gamefn__v1__lag_report__descriptor,
@@ -164,15 +168,13 @@ static int from_monitor(natsConnection *nc, const char *stream, bool json, int64
 int gf_cli_lag(gf_cli *cli, int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"stream", required_argument, NULL, 's'},
-        {"json", no_argument, NULL, 'j'},
-        {"direct", no_argument, NULL, 'd'},
-        {"timeout", required_argument, NULL, 't'},
-        {NULL, 0, NULL, 0},
+        {"stream", required_argument, NULL, 's'},  {"json", no_argument, NULL, 'j'},
+        {"direct", no_argument, NULL, 'd'},        {"fresh", no_argument, NULL, 'f'},
+        {"timeout", required_argument, NULL, 't'}, {NULL, 0, NULL, 0},
     };
     const char *stream = NULL;
-    bool json = false, force_direct = false;
-    int64_t timeout_ms = 2000;
+    bool json = false, force_direct = false, fresh = false;
+    int64_t timeout_ms = -1;
     char why[GF_NAME_WHY_MAX];
     int c;
     optind = 0; /* a fresh scan: argv is the command's */
@@ -189,6 +191,9 @@ int gf_cli_lag(gf_cli *cli, int argc, char **argv)
         case 'd':
             force_direct = true;
             break;
+        case 'f':
+            fresh = true;
+            break;
         case 't':
             if (!gf_cli_duration("lag", "--timeout", optarg, 1, 60000, &timeout_ms))
                 return GF_CLI_USAGE;
@@ -199,6 +204,10 @@ int gf_cli_lag(gf_cli *cli, int argc, char **argv)
     }
     if (optind < argc)
         return gf_cli_usage_error("lag", "unexpected argument '%s'", argv[optind]);
+    if (fresh && force_direct)
+        return gf_cli_usage_error("lag", "--fresh asks the monitor; --direct does without it");
+    if (timeout_ms < 0)
+        timeout_ms = fresh ? 5000 : 2000;
     gf_config *full = lag_section(cli->cfg, "lag");
     if (!full)
         return GF_CLI_USAGE;
@@ -219,7 +228,7 @@ int gf_cli_lag(gf_cli *cli, int argc, char **argv)
         }
     }
     code = force_direct ? GF_CLI_NO_SERVICE
-                        : from_monitor(gf_conn_nats(conn), stream, json, timeout_ms);
+                        : from_monitor(gf_conn_nats(conn), stream, json, fresh, timeout_ms);
     if (code == GF_CLI_NO_SERVICE) {
         if (!force_direct)
             fprintf(stderr, "gamefn lag: polling the consumers directly instead (no alerts, "

@@ -48,7 +48,7 @@ gf_err gf_summary_write(const char *run_dir, const gf_summary_run *r, const gf_s
                                                   "reason", x->reason, "planned", 0));
     }
     json_t *root = json_pack("{s:i, s:o, s:o}", "format", 1, "run", run, "restarts", restarts);
-    static const char *const copied[] = {"leaderboard", "dlq", "gaps"};
+    static const char *const copied[] = {"leaderboard", "dlq", "gaps", "analytics", "crashes"};
     for (size_t i = 0; i < sizeof copied / sizeof copied[0]; i++) {
         json_t *v = json_object_get(sim, copied[i]);
         if (json_is_object(v))

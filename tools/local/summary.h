@@ -4,7 +4,8 @@
  *
  * summary.json is written by the supervisor from what it knows (the run's parameters,
  * its status, every restart it made) and what the simulated game left in sim.json
- * (the low-population region, leaderboard, dead letters and gaps when measured). The
+ * (the low-population region, leaderboard, dead letters, gaps, analytics and crashes
+ * when measured). The
  * printed summary is the game's own lines (its figures against the goals), the
  * checker's counts from check.json, the restarts, and the report's path.
  */

@@ -387,6 +387,8 @@ void gf_quality_verdict(const gf_run *run, const gf_figure figs[GF_FIG__COUNT], 
         add(&v->missing, "%zu input problem%s: some data was left out (see Input problems)",
             run->nproblems + run->problems_dropped,
             run->nproblems + run->problems_dropped == 1 ? "" : "s");
+    if (run->gaps_not_counted)
+        add(&v->notes, "event gaps not counted: %.200s", run->gaps_not_counted);
     if (run->dlq_state == GF_RUN_LOADED && run->dlq_messages > 0)
         add(&v->notes, "%lld message%s in the dead-letter stream", (long long)run->dlq_messages,
             run->dlq_messages == 1 ? "" : "s");

@@ -125,6 +125,8 @@ static void nav(gf_buf *out)
         {"events", "Events &amp; lag"},
         {"leaderboard", "Leaderboard"},
         {"dlq", "DLQ &amp; gaps"},
+        {"analytics", "Analytics"},
+        {"crashes", "Crashes"},
         {"restarts", "Restarts"},
         {"run", "Parameters"},
         {"problems", "Input problems"},
@@ -284,10 +286,14 @@ static void dlq(const gf_run *run, gf_buf *out)
         }
     }
     if (run->gaps_state != GF_RUN_LOADED) {
-        gf_report_not_measured(out, NULL,
-                               run->gaps_state == GF_RUN_ABSENT
-                                   ? "summary.json has no gaps (per-source sequence gaps)"
-                                   : "summary.json's gaps are malformed");
+        char why[400];
+        snprintf(why, sizeof why, "%s%s",
+                 run->gaps_state != GF_RUN_ABSENT ? "summary.json's gaps are malformed"
+                 : run->gaps_not_counted          ? "gaps not counted: "
+                                         : "summary.json has no gaps (per-source sequence gaps)",
+                 run->gaps_state == GF_RUN_ABSENT && run->gaps_not_counted ? run->gaps_not_counted
+                                                                           : "");
+        gf_report_not_measured(out, NULL, why);
     } else {
         gf_buf_puts(out, "<table><tr><th>sequence gaps</th><th>count</th><th>meaning</th></tr>\n");
         const struct {
@@ -434,6 +440,8 @@ void gf_report_render(const gf_run *run, const gf_report_opts *o, gf_buf *out,
     gf_report_events(run, o, &body, res);
     leaderboard(run, &body);
     dlq(run, &body);
+    gf_report_analytics(run, &body);
+    gf_report_crashes(run, &body);
     restarts(run, &body);
     params(run, &body);
     problems(run, res, &body);

@@ -4,7 +4,8 @@
  *
  * Sections, each an element with a stable id (the tests look for them):
  *   verdict (header), quality, invariants, waits, match-quality, queues, matches,
- *   allocation, fleet, events, leaderboard, dlq, restarts, run, problems.
+ *   allocation, fleet, events, leaderboard, dlq, analytics, crashes, restarts, run,
+ *   problems.
  * Every plot is a <figure class="plot" data-plot="NAME"> holding one inline <svg>; a plot
  * without data is a <p class="not-measured" data-plot="NAME"> saying why.
  *
@@ -53,6 +54,10 @@ void gf_report_allocation(const gf_run *run, const gf_report_opts *o, gf_buf *ou
                           gf_report_result *res);
 void gf_report_events(const gf_run *run, const gf_report_opts *o, gf_buf *out,
                       gf_report_result *res);
+
+/* The event log's functions (report_log.c): events per minute by type, crash groups. */
+void gf_report_analytics(const gf_run *run, gf_buf *out);
+void gf_report_crashes(const gf_run *run, gf_buf *out);
 
 /* "not measured" paragraph for a section or a plot (plot may be NULL). */
 void gf_report_not_measured(gf_buf *out, const char *plot, const char *why);

@@ -1,7 +1,8 @@
 /*
  * run.h — a run directory, loaded and checked (the format is docs/REPORT.md).
  *
- *   summary.json   the supervisor: parameters, restarts, leaderboard, DLQ, gaps (required)
+ *   summary.json   the supervisor: parameters, restarts, leaderboard, DLQ, gaps,
+ *                  analytics, crashes (required)
  *   check.json     the independent checker: the invariant counts
  *   tickets.tsv    one row per ticket that ended (assigned, cancelled, timed out)
  *   matches.tsv    one row per match formed
@@ -91,6 +92,14 @@ typedef struct gf_run {
 
     gf_run_state gaps_state;
     int64_t gaps_suspected, gaps_closed, gaps_open;
+    const char *gaps_not_counted; /* why the run has no gap counts, when it says */
+
+    /* The event log's functions, as `gamefn analytics --json` and `gamefn crashes --json`
+     * print them (run_json_log.c checks their shape; the report reads them as JSON). */
+    gf_run_state analytics_state;
+    json_t *analytics; /* {total, counts: [{name, count}], minutes: [...]} */
+    gf_run_state crashes_state;
+    json_t *crashes; /* {top: [...], fingerprints, crashes} */
 
     gf_run_state check_state;
     const char *checked_at;
@@ -120,6 +129,12 @@ void gf_run_problem(gf_run *run, const char *fmt, ...) __attribute__((format(pri
  * records problems in run and fills the matching fields. */
 void gf_run_read_summary(gf_run *run, json_t *root);
 void gf_run_read_check(gf_run *run, json_t *root);
+
+/* summary.json's analytics and crashes (run_json_log.c); part of gf_run_read_summary. */
+void gf_run_read_log(gf_run *run, json_t *root);
+
+/* A whole number in [0, 1e15]: true and *out, else false. */
+bool gf_run_count_value(json_t *v, int64_t *out);
 
 /* The TSV column specs of each file (for the synthetic generator's self-check and tests). */
 const gf_tsv_col *gf_run_file_spec(gf_run_file f, size_t *n, const gf_tsv_col **rest);

@@ -29,7 +29,7 @@ static const char *opt_string(json_t *obj, const char *key, bool *bad)
 }
 
 /* A whole number in [0, COUNT_MAX]: true and *out, else false. */
-static bool count_value(json_t *v, int64_t *out)
+bool gf_run_count_value(json_t *v, int64_t *out)
 {
     if (!json_is_integer(v))
         return false;
@@ -146,7 +146,7 @@ static void read_leaderboard(gf_run *run, json_t *lb)
         gf_run_lb_entry *x = &run->lb[i];
         bad = !json_is_object(e);
         x->player = bad ? NULL : opt_string(e, "player", &bad);
-        if (bad || !x->player || !count_value(json_object_get(e, "rank"), &x->rank) ||
+        if (bad || !x->player || !gf_run_count_value(json_object_get(e, "rank"), &x->rank) ||
             x->rank < 1 || !number_value(json_object_get(e, "score"), -1e300, 1e300, &x->score)) {
             gf_run_problem(run,
                            "summary.json: leaderboard.top[%zu]: needs \"rank\" (a whole number "
@@ -168,13 +168,14 @@ static void read_dlq(gf_run *run, json_t *d)
     }
     run->dlq_state = GF_RUN_UNUSABLE;
     json_t *by = json_object_get(d, "by_consumer");
-    bool ok = json_is_object(d) && count_value(json_object_get(d, "messages"), &run->dlq_messages);
+    bool ok =
+        json_is_object(d) && gf_run_count_value(json_object_get(d, "messages"), &run->dlq_messages);
     if (ok && by) {
         const char *k;
         json_t *v;
         int64_t c;
         ok = json_is_object(by);
-        json_object_foreach(by, k, v) ok = ok && count_value(v, &c);
+        json_object_foreach(by, k, v) ok = ok && gf_run_count_value(v, &c);
     }
     if (!ok) {
         gf_run_problem(run, "summary.json: dlq must be {\"messages\": count, \"by_consumer\": "
@@ -187,16 +188,18 @@ static void read_dlq(gf_run *run, json_t *d)
 
 static void read_gaps(gf_run *run, json_t *g)
 {
-    if (!g) {
+    json_t *why = json_object_get(g, "not_counted");
+    if (!g || (json_is_string(why) && !json_object_get(g, "open"))) {
+        run->gaps_not_counted = json_string_value(why);
         run->gaps_state = GF_RUN_ABSENT;
         return;
     }
     run->gaps_state = GF_RUN_UNUSABLE;
     run->gaps_suspected = run->gaps_closed = -1;
-    bool ok = json_is_object(g) && count_value(json_object_get(g, "open"), &run->gaps_open);
+    bool ok = json_is_object(g) && gf_run_count_value(json_object_get(g, "open"), &run->gaps_open);
     json_t *s = json_object_get(g, "suspected"), *c = json_object_get(g, "closed");
-    ok = ok && (!s || count_value(s, &run->gaps_suspected)) &&
-         (!c || count_value(c, &run->gaps_closed));
+    ok = ok && (!s || gf_run_count_value(s, &run->gaps_suspected)) &&
+         (!c || gf_run_count_value(c, &run->gaps_closed));
     if (!ok) {
         gf_run_problem(run, "summary.json: gaps must be {\"open\": count, \"suspected\": count, "
                             "\"closed\": count} with whole numbers >= 0");
@@ -226,6 +229,7 @@ void gf_run_read_summary(gf_run *run, json_t *root)
     read_leaderboard(run, json_object_get(root, "leaderboard"));
     read_dlq(run, json_object_get(root, "dlq"));
     read_gaps(run, json_object_get(root, "gaps"));
+    gf_run_read_log(run, root);
 }
 
 static bool examples_ok(json_t *ex)
@@ -272,7 +276,8 @@ void gf_run_read_check(gf_run *run, json_t *root)
         x->explanation = bad ? NULL : opt_string(e, "explanation", &bad);
         x->examples = bad ? NULL : json_object_get(e, "examples");
         if (bad || !x->name || !x->name[0] || strlen(x->name) > 64 ||
-            !count_value(json_object_get(e, "count"), &x->count) || !examples_ok(x->examples)) {
+            !gf_run_count_value(json_object_get(e, "count"), &x->count) ||
+            !examples_ok(x->examples)) {
             gf_run_problem(run,
                            "check.json: invariants[%zu]: needs \"name\" (1-64 characters) and "
                            "\"count\" (a whole number >= 0); \"detail\" and \"explanation\" are "

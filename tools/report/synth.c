@@ -207,6 +207,60 @@ static void write_json(const opts *o, const char *name, json_t *root)
     json_decref(root);
 }
 
+/* summary.json's analytics and crashes, as gamefn analytics --json --per-minute and
+ * gamefn crashes --json print them: per minute of the run kill 100 + 7i, score 90 + 5i,
+ * zone_change 40 + i, crash 2 + i % 2 (i from 0), the crashes in three groups. */
+static void event_log(const opts *o, json_t *root)
+{
+    static const char *const types[] = {"kill", "score", "zone_change", "crash"};
+    long long total[4] = {0};
+    int64_t start = INT64_C(1735732800000); /* 2025-01-01T12:00:00Z, the run's start */
+    json_t *minutes = json_array();
+    for (int i = 0; i * 60 < o->seconds; i++) {
+        long long n[4] = {100 + 7 * i, 90 + 5 * i, 40 + i, 2 + i % 2};
+        json_t *counts = json_array();
+        for (int t = 0; t < 4; t++) {
+            json_array_append_new(
+                counts, json_pack("{s:s, s:I}", "name", types[t], "count", (json_int_t)n[t]));
+            total[t] += n[t];
+        }
+        json_array_append_new(minutes, json_pack("{s:I, s:I, s:o, s:i, s:i}", "minute_unix_ms",
+                                                 (json_int_t)(start + 60000 * i), "total",
+                                                 (json_int_t)(n[0] + n[1] + n[2] + n[3]), "counts",
+                                                 counts, "other", 0, "unattributed", 0));
+    }
+    json_t *counts = json_array();
+    for (int t = 0; t < 4; t++)
+        json_array_append_new(
+            counts, json_pack("{s:s, s:I}", "name", types[t], "count", (json_int_t)total[t]));
+    json_object_set_new(
+        root, "analytics",
+        json_pack("{s:I, s:I, s:s, s:I, s:o, s:i, s:i, s:o, s:i}", "from_unix_ms",
+                  (json_int_t)start, "to_unix_ms",
+                  (json_int_t)(start + 60000 * json_array_size(minutes)), "group_by", "type",
+                  "total", (json_int_t)(total[0] + total[1] + total[2] + total[3]), "counts",
+                  counts, "other", 0, "unattributed", 0, "minutes", minutes, "records", 16));
+    long long crashes = total[3], first = crashes - crashes / 3 - crashes / 4;
+    long long group[3] = {first, crashes / 3, crashes / 4};
+    const char *sig[3] = {hostile(o, "SIGSEGV in render", "<script>alert('crash')</script>"),
+                          "SIGABRT in audio", "assert in netcode"};
+    json_t *top = json_array();
+    for (int g = 0; g < 3; g++)
+        json_array_append_new(
+            top, json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:s, s:s, s:i}", "fingerprint",
+                           g == 0   ? "a44a9e6c2475f636552ea437ca26cb09"
+                           : g == 1 ? "508bba56a1f3bb6b6c8450f1490dd2b3"
+                                    : "7b4e2f6b1036efa87b7d5bf20ac6a9cd",
+                           "count", (json_int_t)group[g], "first_seen_unix_ms",
+                           (json_int_t)(start + 5000 + 1000 * g), "last_seen_unix_ms",
+                           (json_int_t)(start + 1000 * (int64_t)o->seconds - 2000 * g), "signature",
+                           sig[g], "message", "synthetic crash", "build", "1.2.3", "platform",
+                           "linux", "builds", 1));
+    json_object_set_new(root, "crashes",
+                        json_pack("{s:o, s:i, s:I}", "top", top, "fingerprints", 3, "crashes",
+                                  (json_int_t)crashes));
+}
+
 static void summary(const opts *o)
 {
     json_t *restarts = json_array();
@@ -240,6 +294,7 @@ static void summary(const opts *o)
         "restarts", restarts, "leaderboard", "board", "score", "top", top, "dlq", "messages",
         o->unhealthy ? 2 : 0, "by_consumer", "leaderboard", o->unhealthy ? 2 : 0, "analytics", 0,
         "gaps", "suspected", 3, "closed", 3 - (o->unhealthy ? 1 : 0), "open", o->unhealthy ? 1 : 0);
+    event_log(o, root);
     write_json(o, "summary.json", root);
 }
 

@@ -7,7 +7,10 @@
  * server ended the request, so no message of it can land after the call (a plain
  * natsSubscription_Fetch that times out locally leaves its request open, and what the
  * server sends for it is mixed into the next fetch). When nothing is ready, a long poll
- * for one message of at most poll_ms follows. This is the runtime's own pull fetch.
+ * for one message of at most poll_ms follows. On nats-server 2.9.10 the NoWait request
+ * itself waits up to max(poll_ms, 500 ms) for a first message when nothing is stored, so
+ * a call that gets nothing returns after about that plus poll_ms (docs/NATS-FACTS.md §3).
+ * This is the runtime's own pull fetch.
  *
  * Returns NATS_OK with list filled (natsMsgList_Destroy it), NATS_TIMEOUT when nothing
  * came within poll_ms, or another status. Threads: one caller per subscription.

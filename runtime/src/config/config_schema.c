@@ -260,7 +260,9 @@ static const gf_cfg_field runtime_rows[] = {
      .def = "5s",
      .min = 10,
      .max = MS_H,
-     .help = "pull consumers: how long one fetch waits for messages"},
+     .help = "pull consumers: the longest one fetch waits for messages (pull endpoints wait "
+             "at most 500 ms, partitioned ones 1 s, to notice a stop); also how often an idle "
+             "endpoint checks that its consumer exists"},
     {.key = "heartbeat",
      .type = GF_CFG_DURATION,
      .offset = offsetof(gf_runtime_config, heartbeat_ms),

@@ -21,9 +21,13 @@
  * - Health: what keeps the fetcher from binding (a stream that cannot be recreated, a
  *   consumer that cannot be bound) is kept in st->health until a bind succeeds; `check`
  *   reports it, so $SRV shows the instance unhealthy meanwhile.
- * - Shutdown: the fetcher stops asking (its long poll ends within fetch_expiry), naks
- *   what it fetched but no worker started (so it is redelivered at once, not after an
- *   ack wait), and the workers finish and ack what they run.
+ * - Shutdown: the fetcher stops asking, naks what it fetched but no worker started and
+ *   any late delivery still queued on its subscription (so they are redelivered at once,
+ *   not after an ack wait), and the workers finish and ack what they run. The fetcher
+ *   sees the stop flag only between fetches, so a fetch waits at most STOP_POLL_MS
+ *   (less when fetch_expiry is shorter): an idle fetch is two waits on nats-server
+ *   2.9.10 (gf__pull_fetch), and with fetch_expiry's 5 s each a SIGTERM waited up to
+ *   10 s for the fetcher alone. Idle, that costs two pull requests a second.
  *
  * Threads: the fetcher owns the binding; workers own the message they run; `mu` guards
  * the hand-over queue and the idle / busy counts. The keeper and the health record have
@@ -41,7 +45,12 @@
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
 
-enum { REBIND_AFTER_ERRORS = 3, WAIT_STEP_MS = 100, POSITION_EVERY_MS = 30000 };
+enum {
+    REBIND_AFTER_ERRORS = 3,
+    WAIT_STEP_MS = 100,
+    POSITION_EVERY_MS = 30000,
+    STOP_POLL_MS = 500, /* a fetch's longest wait: how soon a stop is seen */
+};
 
 typedef struct pull_state {
     gf__endpoint_run *run;
@@ -197,7 +206,8 @@ static void *fetcher_thread(void *arg)
         if (want == 0)
             continue;
         natsMsgList list = {0};
-        natsStatus s = gf__pull_fetch(b->sub, &list, want, rc->fetch_expiry_ms);
+        int64_t poll = rc->fetch_expiry_ms < STOP_POLL_MS ? rc->fetch_expiry_ms : STOP_POLL_MS;
+        natsStatus s = gf__pull_fetch(b->sub, &list, want, poll);
         bool rebind = false;
         if (s == NATS_OK) {
             errors = 0;
@@ -236,6 +246,9 @@ static void *fetcher_thread(void *arg)
     while (st->busy > 0)
         timed_wait(&st->changed, &st->mu, WAIT_STEP_MS);
     pthread_mutex_unlock(&st->mu);
+    size_t late = gf__pull_hand_back(b);
+    if (late)
+        gf_log_info("late deliveries handed back", "endpoint=%s messages=%zu", run->ep->name, late);
     gf__pull_unbind(b);
     return NULL;
 }

@@ -44,7 +44,7 @@
 #include "nats/nats_err.h"
 #include "provision/provision_consumer.h"
 
-enum { UNHEALTHY_AFTER_FAILURES = 3 };
+enum { UNHEALTHY_AFTER_FAILURES = 3, NOWAIT_MIN_MS = 500 };
 
 gf_err gf__pull_provision(const gf__endpoint_run *run, const gf_consumer_config *cc,
                           gf_provision_result *res)
@@ -351,7 +351,11 @@ natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, i
     jsFetchRequest_Init(&req);
     req.Batch = batch;
     req.NoWait = true;
-    req.Expires = (poll_ms > 1000 ? poll_ms : 1000) * 1000000LL;
+    /* nats-server 2.9.10 holds a NoWait request with an expiry open for the whole expiry
+     * when nothing is stored (NATS-FACTS.md §3): it is a long poll of its own, so it
+     * waits no longer than the caller's poll (with a floor that leaves the server time
+     * to answer). */
+    req.Expires = (poll_ms > NOWAIT_MIN_MS ? poll_ms : NOWAIT_MIN_MS) * 1000000LL;
     natsStatus s = natsSubscription_FetchRequest(list, sub, &req);
     if (s == NATS_OK || (s != NATS_NOT_FOUND && s != NATS_TIMEOUT))
         return s;
@@ -366,6 +370,18 @@ natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, i
     req.Expires = poll_ms * 1000000LL;
     s = natsSubscription_FetchRequest(list, sub, &req);
     return s == NATS_NOT_FOUND ? NATS_TIMEOUT : s;
+}
+
+size_t gf__pull_hand_back(gf__pull_binding *b)
+{
+    size_t n = 0;
+    natsMsgList list = {0};
+    while (b->sub && fetch_queued(b->sub, &list, 1) == NATS_OK) {
+        for (int i = 0; i < list.Count; i++, n++)
+            natsMsg_Nak(list.Msgs[i], NULL);
+        natsMsgList_Destroy(&list);
+    }
+    return n;
 }
 
 natsStatus gf_pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms)

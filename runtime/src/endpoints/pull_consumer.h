@@ -84,11 +84,18 @@ gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms);
  * in order and the server confirmed it: the position is at least `seq`. */
 void gf__pull_acked(gf__pull_binding *b, uint64_t seq);
 
+/* Naks every message queued on the subscription that no fetch returned (late deliveries
+ * for a request that gave up), so that a stopping reader hands them back at once instead
+ * of leaving them to their ack wait. Returns how many. */
+size_t gf__pull_hand_back(gf__pull_binding *b);
+
 /* Destroys the subscription (never the durable). No message of it may still be held. */
 void gf__pull_unbind(gf__pull_binding *b);
 
-/* Up to `batch` messages. A NoWait request takes what is ready; only when nothing is,
- * a long poll of poll_ms (0: none) waits for one message. Returns NATS_OK with at least
+/* Up to `batch` messages. A NoWait request takes what is ready (on nats-server 2.9.10 it
+ * waits up to max(poll_ms, 500 ms) for a first message); only when nothing came, a long
+ * poll of poll_ms (0: none) waits for one message. So a call that gets nothing returns
+ * after about max(poll_ms, 500 ms) + poll_ms. Returns NATS_OK with at least
  * one message, NATS_TIMEOUT with none, or an error. Every request carries an expiry, so
  * none is left open at the server when this returns. No idle heartbeat is asked for:
  * nats.c 3.4.1's heartbeat timer reports heartbeats as missed that were not, and can
