@@ -34,7 +34,15 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; for f in "$work"/*.out; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done; exit 1; }
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.out; do [ -f "$f" ] && { echo "--- $f"; tail -n 40 "$f"; }; done
+  # A sanitizer build's report goes to the child's log, which the cleanup removes.
+  for f in "$data"/logs/*.log; do
+    [ -f "$f" ] && grep -q "Sanitizer" "$f" && { echo "--- $f (sanitizer report)"; grep -A 60 -m 1 "Sanitizer" "$f"; }
+  done
+  exit 1
+}
 
 run_sh() { "$src/deploy/local/run.sh" --no-build --build-dir "$build" --data "$data" --population low "$@"; }
 

@@ -8,6 +8,7 @@
 
 #include "fleet_fn.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/function.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
@@ -71,7 +72,7 @@ static void fleet_fini(gf_fn *fn)
     fleet_state *st = gf_fn_state(fn);
     if (!st)
         return;
-    natsSubscription_Destroy(st->demand_sub);
+    gf_sub_close(st->demand_sub, 2000); /* its callback uses st */
     fleet_mirror_stop(st->mirror);
     kvStore_Destroy(st->fleet_kv);
     gf_mmstore_close(st->store);

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 
 enum { SLOTS = 8192 };
 
@@ -133,10 +134,7 @@ void mm_reads_close(mm_reads *r)
 {
     if (!r)
         return;
-    if (r->sub) {
-        natsSubscription_Unsubscribe(r->sub);
-        natsSubscription_Destroy(r->sub);
-    }
+    gf_sub_close(r->sub, 2000); /* its callback uses r */
     pthread_cond_destroy(&r->room);
     pthread_mutex_destroy(&r->mu);
     free(r);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/join_token.h"
 #include "gamefn/kv_watch.h"
 #include "gamefn/log.h"
@@ -433,9 +434,10 @@ void gf_gamesim_stop(gf_gamesim *s)
     for (size_t i = 0; i < s->n_threads; i++)
         pthread_join(s->threads[i], NULL);
     gf_kv_watch_stop(s->watch);
-    natsSubscription_Destroy(s->join_sub);
+    /* Closed (callbacks finished) before what the callbacks use is freed. */
+    gf_sub_close(s->join_sub, 2000);
     for (size_t i = 0; s->scale_subs && i < s->n_dcs; i++)
-        natsSubscription_Destroy(s->scale_subs[i]);
+        gf_sub_close(s->scale_subs[i], 2000);
     /* The worker is gone: no lock needed from here on. */
     for (size_t i = 0; i < s->n_sv; i++) {
         if (s->n_threads && s->sv[i]->phase == SIM_RUNNING)

@@ -381,9 +381,10 @@ out:
         gf_gamesim_stop(p->sims[d]);
         gf_conn_close(p->sim_conns[d], 2000);
     }
-    natsSubscription_Destroy(p->replies);
-    natsSubscription_Destroy(p->statuses);
-    natsSubscription_Destroy(p->tap);
+    /* Closed (callbacks finished) before what the callbacks use is freed. */
+    gf_sub_close(p->replies, 2000);
+    gf_sub_close(p->statuses, 2000);
+    gf_sub_close(p->tap, 2000);
     gf_play_record_close(p);
     gf_play_events_free(p);
     gf_play_observers_free(p);

@@ -248,8 +248,13 @@ natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
 {
     gf_proc_signal(p, SIGTERM);
-    if (gf_proc_wait(p, timeout_ms) == 0 && gf_proc_exited_with(p, 0))
+    bool ended = gf_proc_wait(p, timeout_ms) == 0;
+    if (ended && gf_proc_exited_with(p, 0))
         return true;
+    char how[128] = "still running";
+    if (ended)
+        gf_proc_describe(p, how, sizeof how);
+    fprintf(stderr, "--- %s after SIGTERM and %d ms: %s\n", p->log_path, timeout_ms, how);
     gf_proc_dump_log(p, 30);
     return false;
 }

@@ -173,6 +173,9 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
     }
     gf_proc last = {0};
     assert_int_equal(gf_fnenv_spawn(&env, &last, WORKER, "last", pull_env), 0);
+    /* Ready before anything else: the jobs may all be settled already, and a SIGTERM that
+     * lands before main() has blocked it ends the process by the default action. */
+    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "last", 10000));
     assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 30000));
     read_counts(&env, &c);
     for (int i = 0; i < JOBS; i++) {

@@ -56,6 +56,13 @@ int64_t gf_conn_reconnects(gf_conn *c);
  * and frees. NULL is fine. */
 void gf_conn_close(gf_conn *c, int64_t timeout_ms);
 
+/* Drains one asynchronous subscription and destroys it. natsSubscription_Destroy alone
+ * does not wait for a callback already running on the subscription's delivery thread,
+ * which may then use what the caller frees next; after a drain it has returned, and no
+ * other will run. Returns false if the drain did not finish within timeout_ms (the
+ * subscription is destroyed anyway; a callback may still be running). NULL is fine. */
+bool gf_sub_close(natsSubscription *sub, int64_t timeout_ms);
+
 /* A nats.c status as a gf_err, the one mapping (for functions that call nats.c directly
  * too): NATS_OK -> GF_OK; NATS_TIMEOUT -> GF_ERR_TIMEOUT; NATS_NOT_FOUND ->
  * GF_ERR_NOT_FOUND; NATS_NO_RESPONDERS / no server / connection closed, disconnected,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 
 gf_err gf__endpoint_thread_start(gf__endpoint_run *run, void *(*body)(void *))
@@ -93,15 +94,7 @@ bool gf__threads_join(gf__threads *t, int64_t deadline_ms)
 
 bool gf__endpoint_drain_subscription(gf__endpoint_run *run, int64_t deadline_ms)
 {
-    bool clean = true;
-    if (!run->sub)
-        return true;
-    int64_t left = deadline_ms - gf_clock_mono_ms();
-    if (left < 1)
-        left = 1;
-    if (natsSubscription_DrainTimeout(run->sub, left) == NATS_OK)
-        clean = natsSubscription_WaitForDrainCompletion(run->sub, left) == NATS_OK;
-    natsSubscription_Destroy(run->sub);
+    bool clean = gf_sub_close(run->sub, deadline_ms - gf_clock_mono_ms());
     run->sub = NULL;
     return clean;
 }

@@ -316,6 +316,18 @@ int64_t gf_conn_reconnects(gf_conn *c)
     return atomic_load(&c->reconnects);
 }
 
+bool gf_sub_close(natsSubscription *sub, int64_t timeout_ms)
+{
+    if (!sub)
+        return true;
+    if (timeout_ms < 1)
+        timeout_ms = 1;
+    bool drained = natsSubscription_DrainTimeout(sub, timeout_ms) == NATS_OK &&
+                   natsSubscription_WaitForDrainCompletion(sub, timeout_ms) == NATS_OK;
+    natsSubscription_Destroy(sub);
+    return drained;
+}
+
 void gf_conn_close(gf_conn *c, int64_t timeout_ms)
 {
     if (!c)
