@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 int gf_bench_raw(int argc, char **argv);         /* raw JetStream / KV / req-rep rates */
 int gf_bench_match(int argc, char **argv);       /* matchmaking engine tick */
 int gf_bench_partitioned(int argc, char **argv); /* events/s through a partitioned consumer */
@@ -33,5 +35,9 @@ void gf_bench_near_me(char *buf, size_t size, const char *relative);
  * "gamefn-bench <bench>: a value in lo..hi, got 'text'" on stderr. */
 bool gf_bench_integer(const char *bench, const char *text, long long lo, long long hi,
                       long long *out);
+
+/* The --json line: j (json_dumps flags, e.g. JSON_COMPACT) and a newline on stdout, as the
+ * last thing a subcommand prints. Takes j (NULL is fine); false if nothing was printed. */
+bool gf_bench_json_line(json_t *j, size_t flags);
 
 #endif

@@ -20,7 +20,6 @@
 #define _GNU_SOURCE /* getopt_long */
 #include <getopt.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +33,7 @@
 #include "gamefn/clock.h"
 #include "natsd.h"
 #include "proc.h"
+#include "stack.h"
 
 enum { PARTITIONS = 16, MAX_REPLICAS = 8 };
 
@@ -316,7 +316,7 @@ int gf_bench_partitioned(int argc, char **argv)
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     natsSubscription *sub = NULL;
-    gf_proc procs[MAX_REPLICAS] = {{0}};
+    gf_bench_fns reps = {.bench = "partitioned"};
     progress prog = {0};
     char config[600], bin[1100];
     if (gf_natsd_start(&so, &srv) != 0)
@@ -358,12 +358,11 @@ int gf_bench_partitioned(int argc, char **argv)
         natsConnection_Flush(nc) != NATS_OK)
         goto out;
     fprintf(stderr, "partitioned: %d replica(s) of %s\n", o.replicas, bin);
+    reps.log_dir = gf_natsd_dir(srv);
     for (int i = 0; i < o.replicas; i++) {
-        char instance[16], log[700];
+        char instance[16];
         snprintf(instance, sizeof instance, "bench%d", i);
-        snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(srv), instance);
-        char *args[] = {bin, "--config", config, "--instance", instance, NULL};
-        if (gf_proc_spawn(&procs[i], args, NULL, log) != 0)
+        if (gf_bench_fns_spawn(&reps, bin, "bench-consumer", instance, config, NULL) != GF_OK)
             goto out;
     }
     int64_t deadline = gf_clock_mono_ms() + 120000;
@@ -378,8 +377,8 @@ int gf_bench_partitioned(int argc, char **argv)
             fprintf(stderr, "partitioned: partition %2d: %.3f s .. %.3f s\n", i,
                     (double)(atomic_load(&prog.part_first_ns[i]) - prog.first_ns) / 1e9,
                     (double)(atomic_load(&prog.part_last_ns[i]) - prog.first_ns) / 1e9);
-        for (int i = 0; i < o.replicas; i++)
-            gf_proc_dump_log(&procs[i], 200);
+        for (int i = 0; i < reps.n; i++)
+            gf_proc_dump_log(&reps.procs[i], 200);
     }
     if (reported != o.events || verify(js, o.events) != 0) {
         fprintf(stderr, "partitioned: %lld of %lld events reported\n", reported, o.events);
@@ -398,19 +397,11 @@ int gf_bench_partitioned(int argc, char **argv)
                       "events", (json_int_t)o.events, "keys", o.keys, "batch", o.batch, "replicas",
                       o.replicas, "raw_fetch_ack_per_s", raw, "raw_split_fetch_ack_per_s", raw16,
                       "partitioned_per_s", rate, "ratio", rate / raw);
-        char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-        if (line)
-            printf("%s\n", line);
-        free(line);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT);
     }
     rc = 0;
 out:
-    for (int i = 0; i < o.replicas; i++) {
-        gf_proc_signal(&procs[i], SIGTERM);
-        if (gf_proc_wait(&procs[i], 15000) != 0)
-            gf_proc_cleanup(&procs[i]);
-    }
+    gf_bench_fns_free(&reps);
     natsSubscription_Destroy(sub);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);

@@ -443,11 +443,7 @@ int gf_bench_producer(int argc, char **argv)
             "always_count", (json_int_t)o.always_count, "always_emit_p50_us", r.always_emit_p50_us,
             "always_emit_p99_us", r.always_emit_p99_us, "borrowed_per_s", r.borrowed_per_s,
             "borrowed_ratio", r.borrowed_ratio, "raw_headers_per_s", r.raw_headers_per_s);
-        char *line = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-        if (line)
-            printf("%s\n", line);
-        free(line);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
     }
     return 0;
 }

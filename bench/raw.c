@@ -279,7 +279,6 @@ static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
 static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
 {
     json_t *j = json_object();
-    char *line = NULL;
     if (!j)
         return -1;
     json_object_set_new(j, "bench", json_string("raw"));
@@ -315,13 +314,7 @@ static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
     json_object_set_new(j, "reqrep_default_p50_us", json_real(r->reqrep_default.p50_us));
     json_object_set_new(j, "reqrep_default_p99_us", json_real(r->reqrep_default.p99_us));
     json_object_set_new(j, "reqrep_default_count", json_integer(r->reqrep_default.count));
-    line = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-    json_decref(j);
-    if (!line)
-        return -1;
-    printf("%s\n", line);
-    free(line);
-    return 0;
+    return gf_bench_json_line(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) ? 0 : -1;
 }
 
 int gf_bench_raw(int argc, char **argv)

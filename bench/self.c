@@ -1,7 +1,7 @@
 /*
  * self.c — what every bench shares about itself: where gamefn-bench is
- * (<build>/bench/gamefn-bench), to find the binaries of the same build, and how its
- * options are read (see bench.h).
+ * (<build>/bench/gamefn-bench), to find the binaries of the same build, how its
+ * options are read and how its --json line is printed (see bench.h).
  */
 #include <errno.h>
 #include <libgen.h>
@@ -43,4 +43,14 @@ bool gf_bench_integer(const char *bench, const char *text, long long lo, long lo
     }
     *out = x;
     return true;
+}
+
+bool gf_bench_json_line(json_t *j, size_t flags)
+{
+    char *line = j ? json_dumps(j, flags) : NULL;
+    if (line)
+        printf("%s\n", line);
+    free(line);
+    json_decref(j);
+    return line != NULL;
 }

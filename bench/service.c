@@ -26,11 +26,9 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <nats/nats.h>
@@ -41,8 +39,9 @@
 #include "natsd.h"
 #include "load.h"
 #include "proc.h"
+#include "stack.h"
 
-enum { MAX_PROCS = 32, TABLE_BITS = 22 };
+enum { TABLE_BITS = 22 };
 
 typedef struct svc_opts {
     bool service; /* else intake only */
@@ -79,66 +78,32 @@ static const char intake_config[] = "nats:\n  servers: [\"%s\"]\nlog:\n  level: 
                                     "        - {name: me-central, region: me}\n"
                                     "      queues:\n        - {name: duel, shape: 1v1}\n";
 
-static char *binary(const char *name, char *buf, size_t size)
-{
-    const char *dir = getenv("GAMEFN_BUILD_DIR");
-    char self[512] = "";
-    if (!dir || !dir[0]) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        self[n > 0 ? n : 0] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash)
-            snprintf(slash, sizeof self - (size_t)(slash - self), "/..");
-        dir = self;
-    }
-    snprintf(buf, size, "%s/functions/%s/gamefn-%s", dir, name, name);
-    return buf;
-}
-
 typedef struct stack {
     gf_natsd *srv;
-    char config[512];
-    gf_proc procs[MAX_PROCS];
-    int nprocs;
+    char config[512], build[1024];
+    gf_bench_fns fns;
     natsConnection *nc;
     jsCtx *js;
 } stack;
 
+/* One instance of function `name` from $GAMEFN_BUILD_DIR (else this build), up once it
+ * answers $SRV.PING. */
 static int spawn(stack *s, const char *name, int i)
 {
-    char bin[640], inst[48], url[160];
+    char inst[48], url[160];
     snprintf(inst, sizeof inst, "%s-%d", name, i);
     snprintf(url, sizeof url, "GAMEFN_NATS_URL=%s", gf_natsd_url(s->srv));
-    char log[640];
-    snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(s->srv), inst);
-    char *args[] = {binary(name, bin, sizeof bin), "--config", s->config, "--instance", inst, NULL};
     char *env[] = {url, "GAMEFN_LOG_LEVEL=warn", NULL};
-    if (s->nprocs >= MAX_PROCS || gf_proc_spawn(&s->procs[s->nprocs], args, env, log) != 0)
+    int first = s->fns.n;
+    if (gf_bench_fns_spawn(&s->fns, NULL, name, inst, s->config, env) != GF_OK ||
+        gf_bench_fns_ready(&s->fns, s->nc, first, 30000) != GF_OK)
         return -1;
-    s->nprocs++;
-    /* Up once it answers $SRV.PING.<name>.<instance>. */
-    char subj[96];
-    snprintf(subj, sizeof subj, "$SRV.PING.%s.%s", name, inst);
-    for (int t = 0; t < 300; t++) {
-        natsMsg *m = NULL;
-        if (natsConnection_Request(&m, s->nc, subj, NULL, 0, 100) == NATS_OK) {
-            natsMsg_Destroy(m);
-            return 0;
-        }
-        gf_clock_sleep_ms(100); /* no responders comes back at once */
-    }
-    fprintf(stderr, "service: %s did not start\n", inst);
-    gf_proc_dump_log(&s->procs[s->nprocs - 1], 20);
-    return -1;
+    return 0;
 }
 
 static void stack_free(stack *s)
 {
-    for (int i = 0; i < s->nprocs; i++) {
-        gf_proc_signal(&s->procs[i], SIGTERM);
-        gf_proc_wait(&s->procs[i], 10000);
-        gf_proc_cleanup(&s->procs[i]);
-    }
+    gf_bench_fns_free(&s->fns);
     jsCtx_Destroy(s->js);
     natsConnection_Destroy(s->nc);
     gf_natsd_free(s->srv);
@@ -146,12 +111,8 @@ static void stack_free(stack *s)
 
 static uint64_t last_seq(jsCtx *js, const char *stream)
 {
-    jsStreamInfo *si = NULL;
-    uint64_t n = 0;
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
-        n = si->State.LastSeq;
-    jsStreamInfo_Destroy(si);
-    return n;
+    long long n = gf_bench_last_seq(js, &stream, 1);
+    return n > 0 ? (uint64_t)n : 0;
 }
 
 /* Synchronous KV creates on one thread for `secs`: the baseline rate. */
@@ -303,6 +264,15 @@ static int run(const svc_opts *o)
     }
     if (gf_load_table_init(&t, TABLE_BITS) != 0 || gf_natsd_start(NULL, &st.srv) != 0)
         return 1;
+    const char *build = getenv("GAMEFN_BUILD_DIR");
+    if (build && build[0])
+        snprintf(st.build, sizeof st.build, "%s", build);
+    else
+        gf_bench_build_dir(st.build, sizeof st.build);
+    st.fns = (gf_bench_fns){.bench = o->service ? "service" : "intake",
+                            .build = st.build,
+                            .log_dir = gf_natsd_dir(st.srv),
+                            .grace_ms = 10000};
     if (o->service) {
         snprintf(st.config, sizeof st.config, "%s", o->config);
     } else {
@@ -329,10 +299,7 @@ static int run(const svc_opts *o)
     double baseline = kv_sync_rate(st.js, 2.0);
     natsSubscription *status = NULL;
     natsConnection *snc = NULL;
-    natsConnection_ConnectTo(&snc, gf_natsd_url(st.srv));
-    natsConnection_Subscribe(&status, snc, "gamefn.v1.ticket.status.>", gf_load_on_status, &t);
-    natsSubscription_SetPendingLimits(status, -1, -1);
-    natsConnection_Flush(snc);
+    gf_load_watch_status(gf_natsd_url(st.srv), &t, &snc, &status);
 
     uint64_t w0 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
                   last_seq(st.js, "KV_matches");
@@ -411,10 +378,7 @@ static int run(const svc_opts *o)
             "p99_match_ms", finite_or(gf_load_pct(ttm, nttm, 0.99)), "writes_per_ticket",
             ok ? (double)(w1 - w0) / (double)ok : 0, "kv_sync_per_s", baseline, "ratio_to_sync_kv",
             baseline > 0 ? rate / baseline : 0);
-        char *text = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", text);
-        free(text);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT);
     }
     free(lr.lat_us);
     free(ttm);
