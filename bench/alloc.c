@@ -15,8 +15,6 @@
  *   sequences during the run, per match (heartbeats and game-over writes included).
  * - Text to stdout, progress to stderr, --json: one JSON object as the last line.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,64 +121,25 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, run *r)
 {
-    static const struct option opts[] = {
-        {"matches", required_argument, NULL, 'm'},
-        {"rate", required_argument, NULL, 'r'},
-        {"servers", required_argument, NULL, 's'},
-        {"play", required_argument, NULL, 'p'},
-        {"allocators", required_argument, NULL, 'a'},
-        {"max-in-flight", required_argument, NULL, 'M'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
     *r = (run){.matches = 2000,
                .rate = 200,
                .servers = 100,
                .play_ms = 200,
                .allocators = 1,
                .max_in_flight = 16};
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        long v = optarg ? strtol(optarg, NULL, 10) : 0;
-        switch (c) {
-        case 'm':
-            r->matches = v;
-            break;
-        case 'r':
-            r->rate = v;
-            break;
-        case 's':
-            r->servers = v;
-            break;
-        case 'p':
-            r->play_ms = v;
-            break;
-        case 'a':
-            r->allocators = v;
-            break;
-        case 'M':
-            r->max_in_flight = v;
-            break;
-        case 'j':
-            r->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return -1;
-        }
-    }
-    if (r->matches < 1 || r->matches > 1000000 || r->rate < 1 || r->servers < 1 ||
-        r->servers > 10000 || r->play_ms < 0 || r->allocators < 1 ||
-        r->allocators > MAX_ALLOCATORS || r->max_in_flight < 1 || r->max_in_flight > 1024) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("matches", &r->matches, 1, 1000000),
+        GF_BENCH_OPT("rate", &r->rate, 1, 1e9),
+        GF_BENCH_OPT("servers", &r->servers, 1, 10000),
+        GF_BENCH_OPT("play", &r->play_ms, 0, 1e9),
+        GF_BENCH_OPT("allocators", &r->allocators, 1, MAX_ALLOCATORS),
+        GF_BENCH_OPT("max-in-flight", &r->max_in_flight, 1, 1024),
+        GF_BENCH_FLAG_OPT("json", &r->json),
+    };
+    int rc = gf_bench_options("alloc", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (rc != 0)
+        usage(rc == 1 ? stdout : stderr);
+    return rc;
 }
 
 /* Writes the tickets of every match, CLAIMED by it (what the matcher would do). */

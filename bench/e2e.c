@@ -35,8 +35,6 @@
  * Nothing is asserted; the exit code is 0 unless the run could not be set up (3 when a
  * checker count is not zero, so scripts notice).
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,28 +108,6 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, e2e_opts *o)
 {
-    static const struct option longopts[] = {
-        {"seconds", required_argument, NULL, 's'},
-        {"rate", required_argument, NULL, 'R'},
-        {"drain", required_argument, NULL, 'd'},
-        {"intakes", required_argument, NULL, 'i'},
-        {"matchers", required_argument, NULL, 'm'},
-        {"allocators", required_argument, NULL, 'a'},
-        {"fleets", required_argument, NULL, 'f'},
-        {"servers", required_argument, NULL, 'S'},
-        {"play", required_argument, NULL, 'p'},
-        {"sim-workers", required_argument, NULL, 'w'},
-        {"clients", required_argument, NULL, 'c'},
-        {"in-flight", required_argument, NULL, 'W'},
-        {"queue", required_argument, NULL, 'q'},
-        {"config", required_argument, NULL, 'C'},
-        {"raw-seconds", required_argument, NULL, 'r'},
-        {"keep", no_argument, NULL, 'k'},
-        {"max-in-flight", required_argument, NULL, 'M'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (e2e_opts){.seconds = 10,
                     .drain = 10,
                     .raw_seconds = 3,
@@ -146,84 +122,36 @@ static int parse(int argc, char **argv, e2e_opts *o)
                     .play_ms = 100,
                     .max_in_flight = 16,
                     .config = "config/gamefn.yaml"};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->seconds = atof(optarg);
-            break;
-        case 'R':
-            o->rate = atof(optarg);
-            break;
-        case 'd':
-            o->drain = atof(optarg);
-            break;
-        case 'i':
-            o->intakes = atoi(optarg);
-            break;
-        case 'm':
-            o->matchers = atoi(optarg);
-            break;
-        case 'a':
-            o->allocators = atoi(optarg);
-            break;
-        case 'f':
-            o->fleets = atoi(optarg);
-            break;
-        case 'S':
-            o->servers = atoi(optarg);
-            break;
-        case 'p':
-            o->play_ms = atoll(optarg);
-            break;
-        case 'w':
-            o->sim_workers = atoi(optarg);
-            break;
-        case 'c':
-            o->clients = atoi(optarg);
-            break;
-        case 'W':
-            o->in_flight = atoi(optarg);
-            break;
-        case 'q':
-            o->queue = optarg;
-            break;
-        case 'C':
-            o->config = optarg;
-            break;
-        case 'r':
-            o->raw_seconds = atof(optarg);
-            break;
-        case 'M':
-            o->max_in_flight = atoi(optarg);
-            break;
-        case 'k':
-            o->keep = true;
-            break;
-        case 'j':
-            o->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return -1;
-        }
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
+        GF_BENCH_OPT("drain", &o->drain, 0, 600),
+        GF_BENCH_OPT("intakes", &o->intakes, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("matchers", &o->matchers, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("allocators", &o->allocators, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("fleets", &o->fleets, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("servers", &o->servers, NDC, 20000),
+        GF_BENCH_OPT("play", &o->play_ms, 0, 1e9),
+        GF_BENCH_OPT("sim-workers", &o->sim_workers, 1, 64),
+        GF_BENCH_OPT("clients", &o->clients, 1, GF_LOAD_MAX_CLIENTS),
+        GF_BENCH_OPT("in-flight", &o->in_flight, 1, GF_LOAD_MAX_WINDOW),
+        GF_BENCH_OPT("queue", &o->queue, 0, 0),
+        GF_BENCH_OPT("config", &o->config, 0, 0),
+        GF_BENCH_OPT("raw-seconds", &o->raw_seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("max-in-flight", &o->max_in_flight, 1, 1024),
+        GF_BENCH_FLAG_OPT("keep", &o->keep),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+    };
+    int rc = gf_bench_options("e2e", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    /* one process per function instance, and the ticker */
+    if (rc == 0 && o->intakes + o->matchers + o->allocators + o->fleets + 1 > GF_BENCH_MAX_FNS) {
+        fprintf(stderr, "gamefn-bench e2e: at most %d function processes in all\n",
+                GF_BENCH_MAX_FNS);
+        rc = -1;
     }
-    if (o->seconds <= 0 || o->rate < 0 || o->drain < 0 || o->drain > 600 || o->intakes < 1 ||
-        o->matchers < 1 || o->allocators < 1 || o->fleets < 1 ||
-        o->intakes + o->matchers + o->allocators + o->fleets + 1 > GF_BENCH_MAX_FNS ||
-        o->servers < NDC || o->servers > 20000 || o->play_ms < 0 || o->sim_workers < 1 ||
-        o->sim_workers > 64 || o->clients < 1 || o->clients > GF_LOAD_MAX_CLIENTS ||
-        o->in_flight < 1 || o->in_flight > GF_LOAD_MAX_WINDOW || o->raw_seconds <= 0 ||
-        o->max_in_flight < 1 || o->max_in_flight > 1024) {
-        fprintf(stderr, "gamefn-bench e2e: option out of range\n");
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    if (rc != 0)
+        usage(rc == 1 ? stdout : stderr);
+    return rc;
 }
 
 /* ---- the stack ------------------------------------------------------------------------- */

@@ -23,8 +23,6 @@
  * publishing and every wait poll the replicas (waitpid WNOHANG on their pids) instead of
  * running out a timeout (5 minutes for the effects).
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,8 +44,7 @@ enum { MAX_REPLICAS = 4, WAIT_MS = 300000 };
 
 typedef struct eopts {
     long long events, catchup;
-    long players, batch, replicas;
-    double latency_seconds;
+    long players, batch, replicas, latency_seconds;
     bool json, verbose;
 } eopts;
 
@@ -74,75 +71,26 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, eopts *o)
 {
-    static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'},
-        {"players", required_argument, NULL, 'p'},
-        {"batch", required_argument, NULL, 'b'},
-        {"replicas", required_argument, NULL, 'r'},
-        {"latency-seconds", required_argument, NULL, 'l'},
-        {"catchup", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (eopts){.events = 300000,
                  .catchup = 720000,
                  .players = 5000,
                  .batch = 1000,
                  .replicas = 1,
                  .latency_seconds = 10};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 0, hi = 0, x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'j':
-            o->json = true;
-            continue;
-        case 'v':
-            o->verbose = true;
-            continue;
-        case 'e':
-            lo = 10000, hi = 5000000;
-            break;
-        case 'p':
-            lo = 1, hi = 1000000;
-            break;
-        case 'b':
-            lo = 1, hi = 10000;
-            break;
-        case 'r':
-            lo = 1, hi = MAX_REPLICAS;
-            break;
-        case 'l':
-            lo = 1, hi = 120;
-            break;
-        case 'c':
-            lo = 0, hi = 5000000;
-            break;
-        default:
-            return -1;
-        }
-        if (!gf_bench_integer("events", optarg, lo, hi, &x))
-            return -1;
-        if (c == 'e')
-            o->events = x;
-        else if (c == 'p')
-            o->players = (long)x;
-        else if (c == 'b')
-            o->batch = (long)x;
-        else if (c == 'r')
-            o->replicas = (long)x;
-        else if (c == 'l')
-            o->latency_seconds = (double)x;
-        else
-            o->catchup = x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("events", &o->events, 10000, 5000000),
+        GF_BENCH_OPT("players", &o->players, 1, 1000000),
+        GF_BENCH_OPT("batch", &o->batch, 1, 10000),
+        GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
+        GF_BENCH_OPT("latency-seconds", &o->latency_seconds, 1, 120),
+        GF_BENCH_OPT("catchup", &o->catchup, 0, 5000000),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_FLAG_OPT("verbose", &o->verbose),
+    };
+    int rc = gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (rc == 1)
+        usage(stdout);
+    return rc;
 }
 
 static int write_config(const char *path, const char *url, const eopts *o)

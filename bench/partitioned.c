@@ -17,8 +17,6 @@
  * - Verified before a figure is printed: every partition's consumer has nothing pending,
  *   nothing unacked and nothing redelivered, and the reports add up to --events.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -89,64 +87,20 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, popts *o)
 {
-    static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'},
-        {"keys", required_argument, NULL, 'k'},
-        {"batch", required_argument, NULL, 'b'},
-        {"replicas", required_argument, NULL, 'r'},
-        {"payload", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (popts){.events = 300000, .keys = 10000, .batch = 256, .replicas = 1, .payload = 200};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 1, hi = 0, x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'j':
-            o->json = true;
-            continue;
-        case 'v':
-            o->verbose = true;
-            continue;
-        case 'e':
-            lo = 1000, hi = 10000000;
-            break;
-        case 'k':
-            hi = 1000000;
-            break;
-        case 'b':
-            hi = 10000;
-            break;
-        case 'r':
-            hi = MAX_REPLICAS;
-            break;
-        case 'p':
-            hi = 100000;
-            break;
-        default:
-            return -1;
-        }
-        if (!gf_bench_integer("partitioned", optarg, lo, hi, &x))
-            return -1;
-        if (c == 'e')
-            o->events = x;
-        else if (c == 'k')
-            o->keys = (int)x;
-        else if (c == 'b')
-            o->batch = (int)x;
-        else if (c == 'r')
-            o->replicas = (int)x;
-        else
-            o->payload = (int)x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("events", &o->events, 1000, 10000000),
+        GF_BENCH_OPT("keys", &o->keys, 1, 1000000),
+        GF_BENCH_OPT("batch", &o->batch, 1, 10000),
+        GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
+        GF_BENCH_OPT("payload", &o->payload, 1, 100000),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_FLAG_OPT("verbose", &o->verbose),
+    };
+    int rc = gf_bench_options("partitioned", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (rc == 1)
+        usage(stdout);
+    return rc;
 }
 
 static int publish_events(jsCtx *js, const popts *o)

@@ -22,8 +22,6 @@
  *   table keyed by the ticket id, under a mutex.
  * - Every figure is measured in the run that prints it; nothing is asserted.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -146,21 +144,6 @@ static double finite_or(double v)
 
 static int parse(int argc, char **argv, bool service, svc_opts *o)
 {
-    static const struct option longopts[] = {
-        {"seconds", required_argument, NULL, 's'},
-        {"rate", required_argument, NULL, 'R'},
-        {"intakes", required_argument, NULL, 'i'},
-        {"matchers", required_argument, NULL, 'm'},
-        {"clients", required_argument, NULL, 'c'},
-        {"in-flight", required_argument, NULL, 'w'},
-        {"queue", required_argument, NULL, 'q'},
-        {"config", required_argument, NULL, 'f'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {"drain", required_argument, NULL, 'd'},
-        {"concurrency", required_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (svc_opts){.service = service,
                     .seconds = 5,
                     .intakes = 1,
@@ -170,61 +153,31 @@ static int parse(int argc, char **argv, bool service, svc_opts *o)
                     .config = "config/gamefn.yaml",
                     .drain = 2,
                     .concurrency = 8};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->seconds = atof(optarg);
-            break;
-        case 'R':
-            o->rate = atof(optarg);
-            break;
-        case 'i':
-            o->intakes = atoi(optarg);
-            break;
-        case 'm':
-            o->matchers = atoi(optarg);
-            break;
-        case 'c':
-            o->clients = atoi(optarg);
-            break;
-        case 'w':
-            o->in_flight = atoi(optarg);
-            break;
-        case 'q':
-            o->queue = optarg;
-            break;
-        case 'f':
-            o->config = optarg;
-            break;
-        case 'd':
-            o->drain = atof(optarg);
-            break;
-        case 'n':
-            o->concurrency = atoi(optarg);
-            break;
-        case 'j':
-            o->json = true;
-            break;
-        case 'h':
-            printf("usage: gamefn-bench %s [--seconds S] [--rate R] [--intakes N] %s"
-                   "[--clients C] [--in-flight W] %s[--json]\n",
-                   service ? "service" : "intake", service ? "[--matchers M] " : "",
-                   service ? "[--queue Q] [--config FILE] [--drain S] " : "[--concurrency K] ");
-            return 1;
-        default:
-            return -1;
-        }
+    const char *bench = service ? "service" : "intake";
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
+        GF_BENCH_OPT("intakes", &o->intakes, 1, 30),
+        GF_BENCH_OPT("matchers", &o->matchers, 0, 30),
+        GF_BENCH_OPT("clients", &o->clients, 1, GF_LOAD_MAX_CLIENTS),
+        GF_BENCH_OPT("in-flight", &o->in_flight, 1, GF_LOAD_MAX_WINDOW),
+        GF_BENCH_OPT("queue", &o->queue, 0, 0),
+        GF_BENCH_OPT("config", &o->config, 0, 0),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_OPT("drain", &o->drain, 0, 60),
+        GF_BENCH_OPT("concurrency", &o->concurrency, 1, 64),
+    };
+    int rc = gf_bench_options(bench, argc, argv, opts, sizeof opts / sizeof opts[0]);
+    if (rc == 1)
+        printf("usage: gamefn-bench %s [--seconds S] [--rate R] [--intakes N] %s"
+               "[--clients C] [--in-flight W] %s[--json]\n",
+               bench, service ? "[--matchers M] " : "",
+               service ? "[--queue Q] [--config FILE] [--drain S] " : "[--concurrency K] ");
+    if (rc == 0 && o->intakes + o->matchers > 30) {
+        fprintf(stderr, "gamefn-bench %s: at most 30 intakes and matchers in all\n", bench);
+        rc = -1;
     }
-    if (o->seconds <= 0 || o->intakes < 1 || o->matchers < 0 || o->intakes + o->matchers > 30 ||
-        o->clients < 1 || o->clients > GF_LOAD_MAX_CLIENTS || o->in_flight < 1 ||
-        o->in_flight > GF_LOAD_MAX_WINDOW || o->rate < 0 || o->drain < 0 || o->drain > 60 ||
-        o->concurrency < 1 || o->concurrency > 64) {
-        fprintf(stderr, "gamefn-bench: option out of range\n");
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* The queues tickets go to: --queue, every queue of the config (service), or "duel". */
