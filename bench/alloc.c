@@ -136,10 +136,7 @@ static int parse(int argc, char **argv, run *r)
         GF_BENCH_OPT("max-in-flight", &r->max_in_flight, 1, 1024),
         GF_BENCH_FLAG_OPT("json", &r->json),
     };
-    int rc = gf_bench_options("alloc", argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc != 0)
-        usage(rc == 1 ? stdout : stderr);
-    return rc;
+    return gf_bench_options("alloc", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 /* Writes the tickets of every match, CLAIMED by it (what the matcher would do). */

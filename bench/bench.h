@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -53,26 +54,24 @@ typedef struct gf_bench_opt {
     double lo, hi; /* whole numbers too: every bound in use is exact in a double */
 } gf_bench_opt;
 
-#define GF_BENCH_OPT(name, out, lo, hi)                                                                 \
-    {                                                                                                   \
-        (name),                                                                                       \
-     _Generic((out),                                                                               \
-         bool *: GF_BENCH_FLAG,                                                                    \
-         const char **: GF_BENCH_TEXT,                                                             \
-         double *: GF_BENCH_NUMBER,                                                                \
-         int *: GF_BENCH_INT,                                                                      \
-         long *: GF_BENCH_LONG,                                                                    \
-         long long *: GF_BENCH_LLONG,                                                              \
-         unsigned *: GF_BENCH_UINT),                                                               \
-     (out), (lo), (hi) \
+/* The kind of option a place of this type holds. */
+#define GF_BENCH_KIND(out)                                                                         \
+    _Generic((out), bool *: GF_BENCH_FLAG, const char **: GF_BENCH_TEXT,                           \
+             double *: GF_BENCH_NUMBER, int *: GF_BENCH_INT, long *: GF_BENCH_LONG,                \
+             long long *: GF_BENCH_LLONG, unsigned *: GF_BENCH_UINT)
+#define GF_BENCH_OPT(name, out, lo, hi)                                                            \
+    {                                                                                              \
+        (name), GF_BENCH_KIND(out), (out), (lo), (hi)                                              \
     }
 #define GF_BENCH_FLAG_OPT(name, out) GF_BENCH_OPT(name, out, 0, 0)
 
 /* Reads the options of `gamefn-bench <bench>` (argv[0] is the subcommand) into the table's
- * places; --help is always there. 0: run; 1: --help was asked for (the caller prints its
- * usage on stdout); -1: a bad option, value or stray argument, said on stderr
- * ("gamefn-bench <bench>: --<name>: a value in lo..hi, got 'text'"). */
-int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts, size_t n);
+ * places; --help is always there. 0: run; 1: --help, usage printed on stdout; -1: a bad
+ * option, value or stray argument, said on stderr ("gamefn-bench <bench>: --<name>: a
+ * whole number in lo..hi, got 'text'") and usage after it. The subcommand then exits
+ * with 0 after --help, 2 after a bad option. */
+int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts, size_t n,
+                     void (*usage)(FILE *f));
 
 /* The --json line: j (json_dumps flags, e.g. JSON_COMPACT) and a newline on stdout, as the
  * last thing a subcommand prints. Takes j (NULL is fine); false if nothing was printed. */

@@ -142,15 +142,14 @@ static int parse(int argc, char **argv, e2e_opts *o)
         GF_BENCH_FLAG_OPT("keep", &o->keep),
         GF_BENCH_FLAG_OPT("json", &o->json),
     };
-    int rc = gf_bench_options("e2e", argc, argv, opts, sizeof opts / sizeof opts[0]);
+    int rc = gf_bench_options("e2e", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     /* one process per function instance, and the ticker */
     if (rc == 0 && o->intakes + o->matchers + o->allocators + o->fleets + 1 > GF_BENCH_MAX_FNS) {
         fprintf(stderr, "gamefn-bench e2e: at most %d function processes in all\n",
                 GF_BENCH_MAX_FNS);
+        usage(stderr);
         rc = -1;
     }
-    if (rc != 0)
-        usage(rc == 1 ? stdout : stderr);
     return rc;
 }
 

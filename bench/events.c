@@ -87,10 +87,7 @@ static int parse(int argc, char **argv, eopts *o)
         GF_BENCH_FLAG_OPT("json", &o->json),
         GF_BENCH_FLAG_OPT("verbose", &o->verbose),
     };
-    int rc = gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc == 1)
-        usage(stdout);
-    return rc;
+    return gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static int write_config(const char *path, const char *url, const eopts *o)
@@ -254,11 +251,8 @@ int gf_bench_events(int argc, char **argv)
 {
     eopts o;
     int rc = 1, p = parse(argc, argv, &o);
-    if (p != 0) {
-        if (p < 0)
-            usage(stderr);
+    if (p != 0)
         return p > 0 ? 0 : 2;
-    }
     gf_natsd_opts so = {
         .extra_config =
             "mappings {\n  \"gamefn.v1.event.*.*\": "

@@ -64,10 +64,7 @@ static int parse(int argc, char **argv, lopts *o)
         GF_BENCH_OPT("rounds", &o->rounds, 1, ROUNDS_MAX),
         GF_BENCH_FLAG_OPT("json", &o->json),
     };
-    int rc = gf_bench_options("lag", argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc == 1)
-        usage(stdout);
-    return rc;
+    return gf_bench_options("lag", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static double median(double *v, int n)
@@ -220,11 +217,8 @@ int gf_bench_lag(int argc, char **argv)
 {
     lopts o;
     int rc = parse(argc, argv, &o);
-    if (rc != 0) {
-        if (rc < 0)
-            usage(stderr);
+    if (rc != 0)
         return rc < 0 ? 2 : 0;
-    }
     gf_natsd *srv = NULL;
     gf_natsd_opts so = {.extra_config = "mappings {\n  \"gamefn.v1.event.*.*\": "
                                         "\"gamefn.v1.evp.{{partition(16,1)}}.{{wildcard(1)}}."

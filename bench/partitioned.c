@@ -97,10 +97,7 @@ static int parse(int argc, char **argv, popts *o)
         GF_BENCH_FLAG_OPT("json", &o->json),
         GF_BENCH_FLAG_OPT("verbose", &o->verbose),
     };
-    int rc = gf_bench_options("partitioned", argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc == 1)
-        usage(stdout);
-    return rc;
+    return gf_bench_options("partitioned", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static int publish_events(jsCtx *js, const popts *o)
@@ -259,11 +256,8 @@ int gf_bench_partitioned(int argc, char **argv)
 {
     popts o;
     int rc = 1, p = parse(argc, argv, &o);
-    if (p != 0) {
-        if (p < 0)
-            usage(stderr);
+    if (p != 0)
         return p > 0 ? 0 : 2;
-    }
     gf_natsd_opts so = {.extra_config = "mappings {\n  \"bench.ev.*\": "
                                         "\"bench.evp.{{partition(16,1)}}.{{wildcard(1)}}\"\n}\n"};
     gf_natsd *srv = NULL;

@@ -340,10 +340,7 @@ static int parse(int argc, char **argv, gf_bench_producer_opts *o, bool *json)
         GF_BENCH_OPT("always", &o->always_count, 0, 10000000),
         GF_BENCH_FLAG_OPT("json", json),
     };
-    int rc = gf_bench_options("producer", argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc != 0)
-        usage(rc == 1 ? stdout : stderr);
-    return rc;
+    return gf_bench_options("producer", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 int gf_bench_producer(int argc, char **argv)

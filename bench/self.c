@@ -75,7 +75,9 @@ static bool store(const char *bench, const gf_bench_opt *o, const char *text)
     return true;
 }
 
-int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts, size_t n)
+/* The table read into its places: 0, 1 (--help) or -1 (said why). */
+static int read_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts,
+                        size_t n)
 {
     enum { MAX_OPTS = 32, FIRST = 256 }; /* getopt_long codes of the table: FIRST + index */
     struct option longopts[MAX_OPTS + 2];
@@ -104,6 +106,15 @@ int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_op
         return -1;
     }
     return 0;
+}
+
+int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts, size_t n,
+                     void (*usage)(FILE *f))
+{
+    int rc = read_options(bench, argc, argv, opts, n);
+    if (rc != 0)
+        usage(rc > 0 ? stdout : stderr);
+    return rc;
 }
 
 bool gf_bench_json_line(json_t *j, size_t flags)

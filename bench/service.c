@@ -142,6 +142,18 @@ static double finite_or(double v)
 
 /* ---- runs --------------------------------------------------------------------------------- */
 
+static void usage_intake(FILE *f)
+{
+    fprintf(f, "usage: gamefn-bench intake [--seconds S] [--rate R] [--intakes N] [--clients C] "
+               "[--in-flight W] [--concurrency K] [--json]\n");
+}
+
+static void usage_service(FILE *f)
+{
+    fprintf(f, "usage: gamefn-bench service [--seconds S] [--rate R] [--intakes N] [--matchers M] "
+               "[--clients C] [--in-flight W] [--queue Q] [--config FILE] [--drain S] [--json]\n");
+}
+
 static int parse(int argc, char **argv, bool service, svc_opts *o)
 {
     *o = (svc_opts){.service = service,
@@ -167,12 +179,8 @@ static int parse(int argc, char **argv, bool service, svc_opts *o)
         GF_BENCH_OPT("drain", &o->drain, 0, 60),
         GF_BENCH_OPT("concurrency", &o->concurrency, 1, 64),
     };
-    int rc = gf_bench_options(bench, argc, argv, opts, sizeof opts / sizeof opts[0]);
-    if (rc == 1)
-        printf("usage: gamefn-bench %s [--seconds S] [--rate R] [--intakes N] %s"
-               "[--clients C] [--in-flight W] %s[--json]\n",
-               bench, service ? "[--matchers M] " : "",
-               service ? "[--queue Q] [--config FILE] [--drain S] " : "[--concurrency K] ");
+    int rc = gf_bench_options(bench, argc, argv, opts, sizeof opts / sizeof opts[0],
+                              service ? usage_service : usage_intake);
     if (rc == 0 && o->intakes + o->matchers > 30) {
         fprintf(stderr, "gamefn-bench %s: at most 30 intakes and matchers in all\n", bench);
         rc = -1;
