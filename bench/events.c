@@ -92,28 +92,24 @@ static int parse(int argc, char **argv, eopts *o)
 
 static int write_config(const char *path, const char *url, const eopts *o)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = gf_bench_config_open("events", path, url, o->verbose, o->batch);
     if (!f)
         return -1;
-    fprintf(f,
-            "nats:\n  servers: [\"%s\"]\n"
-            "log:\n  level: %s\n"
-            "runtime:\n  fetch_batch: %ld\n  fetch_expiry: 1s\n  heartbeat: 250ms\n"
-            "jetstream:\n"
-            "  streams:\n"
-            "    - name: EVENTS\n      subjects: [\"gamefn.v1.evp.>\"]\n"
-            "      max_age: 1h\n      duplicate_window: 10m\n"
-            "    - name: LB_SNAPSHOTS\n      subjects: [\"gamefn.v1.lb.snapshot.>\"]\n"
-            "  consumers:\n"
-            "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
-            "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-            "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
-            "      max_ack_pending: 20000\n"
-            "  buckets:\n    - name: leases\n    - name: leaderboard\n"
-            "    - name: dlq_reasons\n      ttl: 7d\n"
-            "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
-            "    boards:\n      - {name: global, operator: incr}\n",
-            url, o->verbose ? "info" : "warn", o->batch);
+    fputs("jetstream:\n"
+          "  streams:\n"
+          "    - name: EVENTS\n      subjects: [\"gamefn.v1.evp.>\"]\n"
+          "      max_age: 1h\n      duplicate_window: 10m\n"
+          "    - name: LB_SNAPSHOTS\n      subjects: [\"gamefn.v1.lb.snapshot.>\"]\n"
+          "  consumers:\n"
+          "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
+          "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+          "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
+          "      max_ack_pending: 20000\n"
+          "  buckets:\n    - name: leases\n    - name: leaderboard\n"
+          "    - name: dlq_reasons\n      ttl: 7d\n"
+          "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
+          "    boards:\n      - {name: global, operator: incr}\n",
+          f);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -288,16 +284,9 @@ int gf_bench_events(int argc, char **argv)
     gf_bench_near_me(bin, sizeof bin, "../functions/leaderboard/gamefn-leaderboard");
     if (write_config(config, gf_natsd_url(srv), &o) != 0)
         goto out;
-    fprintf(stderr, "events: %ld leaderboard replica(s) of %s\n", o.replicas, bin);
     reps.log_dir = gf_natsd_dir(srv);
-    for (long i = 0; i < o.replicas; i++) {
-        char instance[32];
-        snprintf(instance, sizeof instance, "bench%ld", i);
-        if (gf_bench_fns_spawn(&reps, bin, "leaderboard", instance, config, NULL) != GF_OK)
-            goto out;
-        fprintf(stderr, "events: leaderboard replica %s is pid %d\n", instance,
-                (int)reps.procs[i].pid);
-    }
+    if (gf_bench_fns_replicas(&reps, bin, "leaderboard", (int)o.replicas, config) != GF_OK)
+        goto out;
     if (gf_bench_fns_ready(&reps, nc, 0, 30000) != GF_OK ||
         ev_observer_start(&obs, &plan, gf_natsd_url(srv)) != 0) {
         fprintf(stderr, "events: the leaderboard did not start\n");

@@ -208,13 +208,10 @@ static double raw_partitioned_rate(jsCtx *js, const popts *o)
 
 static int write_config(const char *path, const char *url, const popts *o)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = gf_bench_config_open("partitioned", path, url, o->verbose, o->batch);
     if (!f)
         return -1;
     fprintf(f,
-            "nats:\n  servers: [\"%s\"]\n"
-            "log:\n  level: %s\n"
-            "runtime:\n  fetch_batch: %d\n  fetch_expiry: 1s\n  heartbeat: 250ms\n"
             "jetstream:\n"
             "  streams:\n"
             "    - name: BENCH_EVENTS\n      subjects: [\"bench.evp.>\"]\n"
@@ -223,7 +220,7 @@ static int write_config(const char *path, const char *url, const popts *o)
             "      filter_subject: \"bench.evp.{partition}.>\"\n      ack_wait: 30s\n"
             "      max_ack_pending: 20000\n"
             "  buckets:\n    - name: leases\n",
-            url, o->verbose ? "info" : "warn", o->batch, PARTITIONS);
+            PARTITIONS);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -305,14 +302,9 @@ int gf_bench_partitioned(int argc, char **argv)
             NATS_OK ||
         natsConnection_Flush(nc) != NATS_OK)
         goto out;
-    fprintf(stderr, "partitioned: %d replica(s) of %s\n", o.replicas, bin);
     reps.log_dir = gf_natsd_dir(srv);
-    for (int i = 0; i < o.replicas; i++) {
-        char instance[16];
-        snprintf(instance, sizeof instance, "bench%d", i);
-        if (gf_bench_fns_spawn(&reps, bin, "bench-consumer", instance, config, NULL) != GF_OK)
-            goto out;
-    }
+    if (gf_bench_fns_replicas(&reps, bin, "bench-consumer", o.replicas, config) != GF_OK)
+        goto out;
     int64_t deadline = gf_clock_mono_ms() + 120000;
     while (atomic_load(&prog.reported) < o.events && gf_clock_mono_ms() < deadline)
         gf_clock_sleep_ms(5);

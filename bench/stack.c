@@ -38,6 +38,22 @@ gf_err gf_bench_fns_spawn(gf_bench_fns *s, const char *bin, const char *fn, cons
     return GF_OK;
 }
 
+gf_err gf_bench_fns_replicas(gf_bench_fns *s, const char *bin, const char *fn, int n,
+                             const char *config)
+{
+    fprintf(stderr, "%s: %d %s replica(s) of %s\n", s->bench, n, fn, bin);
+    for (int i = 0; i < n; i++) {
+        char instance[32];
+        snprintf(instance, sizeof instance, "bench%d", i);
+        gf_err err = gf_bench_fns_spawn(s, bin, fn, instance, config, NULL);
+        if (err != GF_OK)
+            return err;
+        fprintf(stderr, "%s: %s replica %s is pid %d\n", s->bench, fn, instance,
+                (int)s->procs[s->n - 1].pid);
+    }
+    return GF_OK;
+}
+
 /* Whether process i answers $SRV.PING.<fn>.<instance>; "no responders" comes back at once. */
 static bool answers(const gf_bench_fns *s, int i, natsConnection *nc)
 {
@@ -108,6 +124,22 @@ void gf_bench_fns_free(gf_bench_fns *s)
     gf_bench_fns_stop(s, NULL);
     for (int i = 0; i < s->n; i++)
         gf_proc_cleanup(&s->procs[i]);
+}
+
+FILE *gf_bench_config_open(const char *bench, const char *path, const char *url, bool verbose,
+                           long fetch_batch)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "%s: cannot write %s: %m\n", bench, path);
+        return NULL;
+    }
+    fprintf(f,
+            "nats:\n  servers: [\"%s\"]\n"
+            "log:\n  level: %s\n"
+            "runtime:\n  fetch_batch: %ld\n  fetch_expiry: 1s\n  heartbeat: 250ms\n",
+            url, verbose ? "info" : "warn", fetch_batch);
+    return f;
 }
 
 bool gf_bench_rundir_make(const char *bench, char *tmpl)

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <nats/nats.h>
@@ -48,6 +49,11 @@ typedef struct gf_bench_fns {
 gf_err gf_bench_fns_spawn(gf_bench_fns *s, const char *bin, const char *fn, const char *instance,
                           const char *config, char *const env[]);
 
+/* n replicas of one function binary, instances bench0 .. bench<n-1>, each announced on
+ * stderr ("<bench>: <fn> replica bench0 is pid N": a test kills it by that pid). */
+gf_err gf_bench_fns_replicas(gf_bench_fns *s, const char *bin, const char *fn, int n,
+                             const char *config);
+
 /* Waits until processes [from, n) answer $SRV.PING.<fn>.<instance> (their endpoints run).
  * GF_ERR_UNAVAILABLE as soon as one has exited, GF_ERR_TIMEOUT after timeout_ms; either
  * way which one, how it ended and the end of its log are on stderr. */
@@ -64,6 +70,13 @@ void gf_bench_fns_stop(gf_bench_fns *s, const char *fn);
 
 /* Stops every process, SIGKILLs what outlived its grace and reaps it. */
 void gf_bench_fns_free(gf_bench_fns *s);
+
+/* The config file of a bench's consumer replicas at path, opened for writing with its
+ * nats, log (info with --verbose, else warn) and runtime sections written: the runtime
+ * tuning the benches share (fetch_expiry 1s, heartbeat 250ms). The caller writes its
+ * jetstream and functions sections and fcloses it. NULL after saying why. */
+FILE *gf_bench_config_open(const char *bench, const char *path, const char *url, bool verbose,
+                           long fetch_batch);
 
 /* A fresh run directory from a mkdtemp template ("/tmp/gamefn-bench-e2e-XXXXXX"), which
  * is rewritten in place; false after saying why. It outlives the nats-server (whose own
