@@ -2,8 +2,9 @@
  * bench/stack.h — what the end-to-end benchmarks (alloc, e2e, events, intake, service,
  * partitioned) stand up around the code they measure, in one place: the function
  * processes of this build, spawned with their logs in the run's directory, awaited until
- * they answer, watched while the run lasts, and stopped; the run's directory; and what
- * is read back from them (CPU used, stream sequences).
+ * they answer, watched while the run lasts, and stopped; the head of their config; the
+ * run's directory; the SendAsap connection and the wait for simulated game servers of
+ * the latency benches; and what is read back (CPU used, stream sequences).
  *
  * Why one place: each bench used to start, await and reap its children its own way, with
  * its own timeouts and its own words for a child that did not come up. A run that fails
