@@ -15,10 +15,7 @@
  *   sequences during the run, per match (heartbeats and game-over writes included).
  * - Text to stdout, progress to stderr, --json: one JSON object as the last line.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +30,7 @@
 #include "natsd.h"
 #include "proc.h"
 #include "simstack.h"
+#include "stack.h"
 
 enum { TICKETS_PER_MATCH = 2, MAX_ALLOCATORS = 8 };
 
@@ -97,15 +95,9 @@ static long long js_writes(natsConnection *nc)
     static const char *const streams[] = {"MATCHES",    "KV_tickets", "KV_fleet",
                                           "KV_players", "KV_matches", "KV_leases"};
     jsCtx *js = NULL;
-    long long n = natsConnection_JetStream(&js, nc, NULL) == NATS_OK ? 0 : -1;
-    for (size_t i = 0; n >= 0 && i < sizeof streams / sizeof streams[0]; i++) {
-        jsStreamInfo *si = NULL;
-        if (js_GetStreamInfo(&si, js, streams[i], NULL, NULL) == NATS_OK)
-            n += (long long)si->State.LastSeq;
-        else
-            n = -1;
-        jsStreamInfo_Destroy(si);
-    }
+    long long n = natsConnection_JetStream(&js, nc, NULL) == NATS_OK
+                      ? gf_bench_last_seq(js, streams, sizeof streams / sizeof streams[0])
+                      : -1;
     jsCtx_Destroy(js);
     return n;
 }
@@ -129,64 +121,22 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, run *r)
 {
-    static const struct option opts[] = {
-        {"matches", required_argument, NULL, 'm'},
-        {"rate", required_argument, NULL, 'r'},
-        {"servers", required_argument, NULL, 's'},
-        {"play", required_argument, NULL, 'p'},
-        {"allocators", required_argument, NULL, 'a'},
-        {"max-in-flight", required_argument, NULL, 'M'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    int c;
     *r = (run){.matches = 2000,
                .rate = 200,
                .servers = 100,
                .play_ms = 200,
                .allocators = 1,
                .max_in_flight = 16};
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        long v = optarg ? strtol(optarg, NULL, 10) : 0;
-        switch (c) {
-        case 'm':
-            r->matches = v;
-            break;
-        case 'r':
-            r->rate = v;
-            break;
-        case 's':
-            r->servers = v;
-            break;
-        case 'p':
-            r->play_ms = v;
-            break;
-        case 'a':
-            r->allocators = v;
-            break;
-        case 'M':
-            r->max_in_flight = v;
-            break;
-        case 'j':
-            r->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return -1;
-        }
-    }
-    if (r->matches < 1 || r->matches > 1000000 || r->rate < 1 || r->servers < 1 ||
-        r->servers > 10000 || r->play_ms < 0 || r->allocators < 1 ||
-        r->allocators > MAX_ALLOCATORS || r->max_in_flight < 1 || r->max_in_flight > 1024) {
-        usage(stderr);
-        return -1;
-    }
-    return 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("matches", &r->matches, 1, 1000000),
+        GF_BENCH_OPT("rate", &r->rate, 1, 1e9),
+        GF_BENCH_OPT("servers", &r->servers, 1, 10000),
+        GF_BENCH_OPT("play", &r->play_ms, 0, 1e9),
+        GF_BENCH_OPT("allocators", &r->allocators, 1, MAX_ALLOCATORS),
+        GF_BENCH_OPT("max-in-flight", &r->max_in_flight, 1, 1024),
+        GF_BENCH_FLAG_OPT("json", &r->json),
+    };
+    return gf_bench_options("alloc", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 /* Writes the tickets of every match, CLAIMED by it (what the matcher would do). */
@@ -304,11 +254,10 @@ int gf_bench_alloc(int argc, char **argv)
     natsConnection *nc = NULL;
     natsSubscription *sub = NULL;
     gf_gamesim *sim = NULL;
-    gf_proc procs[1 + MAX_ALLOCATORS] = {{0}};
-    size_t n_procs = 0;
+    gf_bench_fns fns = {.bench = "alloc", .build = build, .log_dir = dir, .grace_ms = 10000};
     rc = 1;
     gf_bench_build_dir(build, sizeof build);
-    if (!r.published_ns || !r.done_ns || !r.assigned || !mkdtemp(dir) ||
+    if (!r.published_ns || !r.done_ns || !r.assigned || !gf_bench_rundir_make("alloc", dir) ||
         gf_natsd_start(NULL, &d) != 0)
         goto out;
     snprintf(config, sizeof config, "%s/gamefn.yaml", dir);
@@ -324,41 +273,25 @@ int gf_bench_alloc(int argc, char **argv)
     if (gf_simstack_write(&so, config, NULL) != 0 || gf_simstack_provision(build, config, log) != 0)
         goto out;
     for (long i = 0; i <= r.allocators; i++) {
-        char bin[1200], inst[32];
-        snprintf(bin, sizeof bin, "%s/functions/%s", build,
-                 i == 0 ? "fleet/gamefn-fleet" : "allocator/gamefn-allocator");
+        char inst[32];
         snprintf(inst, sizeof inst, i == 0 ? "fleet" : "alloc-%ld", i);
-        snprintf(log, sizeof log, "%s/%s.log", dir, inst);
-        char *args[] = {bin, "--config", config, "--instance", inst, NULL};
-        if (gf_proc_spawn(&procs[n_procs], args, NULL, log) != 0)
+        if (gf_bench_fns_spawn(&fns, NULL, i == 0 ? "fleet" : "allocator", inst, config, NULL) !=
+            GF_OK)
             goto out;
-        n_procs++;
     }
-    natsOptions *o = NULL;
-    natsOptions_Create(&o);
-    natsOptions_SetURL(o, gf_natsd_url(d));
-    natsOptions_SetSendAsap(o, true);
-    natsStatus s = natsConnection_Connect(&nc, o);
-    natsOptions_Destroy(o);
-    if (s != NATS_OK || write_tickets(&r, nc) != 0)
+    if (gf_bench_connect_asap(gf_natsd_url(d), &nc) != GF_OK || write_tickets(&r, nc) != 0)
         goto out;
     if (natsConnection_Subscribe(&sub, nc, GF_WIRE_SUBJ_TICKET_STATUS ".>", on_status, &r) !=
         NATS_OK)
         goto out;
     natsSubscription_SetPendingLimits(sub, -1, -1);
-    /* The fleet answers register once it is up: the simulator retries until then. */
     gf_gamesim_dc dcs[] = {{.name = "eu", .initial = (int)r.servers, .max = (int)r.servers}};
     gf_gamesim_opts go = {
         .dcs = dcs, .n_dcs = 1, .play_ms = r.play_ms, .capacity = 2, .workers = 8};
     if (gf_gamesim_start(nc, &go, &sim) != GF_OK)
         goto out;
     gf_gamesim_stats st;
-    for (int waited = 0;; waited += 100) {
-        gf_gamesim_stats_get(sim, &st);
-        if (st.free >= (uint32_t)r.servers || waited > 30000)
-            break;
-        gf_clock_sleep_ms(100);
-    }
+    gf_bench_await_servers(sim, (uint32_t)r.servers, 30000, &st);
     gf_clock_sleep_ms(1500); /* the allocators' mirrors see every server */
     fprintf(stderr, "alloc: %u servers registered; publishing\n", st.free);
     long long in0 = js_writes(nc);
@@ -387,22 +320,14 @@ out:
         fprintf(stderr, "gamefn-bench alloc: failed (logs in %s)\n", dir);
     gf_gamesim_stop(sim);
     natsSubscription_Destroy(sub);
-    for (size_t i = 0; i < n_procs; i++) {
-        gf_proc_signal(&procs[i], SIGTERM);
-        gf_proc_wait(&procs[i], 10000);
-        gf_proc_cleanup(&procs[i]);
-    }
+    gf_bench_fns_free(&fns);
     if (nc) {
         natsConnection_Close(nc);
         natsConnection_Destroy(nc);
     }
     gf_natsd_free(d);
-    if (rc == 0) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "gamefn-bench alloc: could not remove %s\n", dir);
-    }
+    if (rc == 0)
+        gf_bench_rundir_remove("gamefn-bench alloc", dir);
     free(r.published_ns);
     free(r.done_ns);
     free(r.assigned);

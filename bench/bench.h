@@ -11,6 +11,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+
+#include <jansson.h>
 
 int gf_bench_raw(int argc, char **argv);         /* raw JetStream / KV / req-rep rates */
 int gf_bench_match(int argc, char **argv);       /* matchmaking engine tick */
@@ -29,9 +32,49 @@ void gf_bench_build_dir(char *buf, size_t size);
 /* "<build>/bench/<relative>" into buf: a binary next to this program. */
 void gf_bench_near_me(char *buf, size_t size, const char *relative);
 
-/* A whole number option of `gamefn-bench <bench>` within [lo, hi] into *out; false after
- * "gamefn-bench <bench>: a value in lo..hi, got 'text'" on stderr. */
-bool gf_bench_integer(const char *bench, const char *text, long long lo, long long hi,
-                      long long *out);
+/* One option of a subcommand: --<name> and where its value goes. Made with GF_BENCH_OPT,
+ * which takes the kind from the type of `out`: bool * a flag (no value; sets true),
+ * const char ** a text, double * a number, int * / long * / long long * / unsigned * a
+ * whole number. Numbers must lie in lo..hi. A table of these is the subcommand's flags;
+ * its usage() text says what they mean. */
+typedef enum gf_bench_opt_kind {
+    GF_BENCH_FLAG,
+    GF_BENCH_TEXT,
+    GF_BENCH_NUMBER,
+    GF_BENCH_INT,
+    GF_BENCH_LONG,
+    GF_BENCH_LLONG,
+    GF_BENCH_UINT,
+} gf_bench_opt_kind;
+
+typedef struct gf_bench_opt {
+    const char *name;
+    gf_bench_opt_kind kind;
+    void *out;
+    double lo, hi; /* whole numbers too: every bound in use is exact in a double */
+} gf_bench_opt;
+
+/* The kind of option a place of this type holds. */
+#define GF_BENCH_KIND(out)                                                                         \
+    _Generic((out), bool *: GF_BENCH_FLAG, const char **: GF_BENCH_TEXT,                           \
+             double *: GF_BENCH_NUMBER, int *: GF_BENCH_INT, long *: GF_BENCH_LONG,                \
+             long long *: GF_BENCH_LLONG, unsigned *: GF_BENCH_UINT)
+#define GF_BENCH_OPT(name, out, lo, hi)                                                            \
+    {                                                                                              \
+        (name), GF_BENCH_KIND(out), (out), (lo), (hi)                                              \
+    }
+#define GF_BENCH_FLAG_OPT(name, out) GF_BENCH_OPT(name, out, 0, 0)
+
+/* Reads the options of `gamefn-bench <bench>` (argv[0] is the subcommand) into the table's
+ * places; --help is always there. 0: run; 1: --help, usage printed on stdout; -1: a bad
+ * option, value or stray argument, said on stderr ("gamefn-bench <bench>: --<name>: a
+ * whole number in lo..hi, got 'text'") and usage after it. The subcommand then exits
+ * with 0 after --help, 2 after a bad option. */
+int gf_bench_options(const char *bench, int argc, char **argv, const gf_bench_opt *opts, size_t n,
+                     void (*usage)(FILE *f));
+
+/* The --json line: j (json_dumps flags, e.g. JSON_COMPACT) and a newline on stdout, as the
+ * last thing a subcommand prints. Takes j (NULL is fine); false if nothing was printed. */
+bool gf_bench_json_line(json_t *j, size_t flags);
 
 #endif

@@ -258,10 +258,7 @@ int gf_bench_check(int argc, char **argv)
                               "judge_s", judge_s, "msgs_per_s", rate, "raw_read_per_s", raw,
                               "ratio", raw > 0 ? rate / raw : 0.0, "max_rss_kib",
                               (json_int_t)ru.ru_maxrss, "broken", (json_int_t)broken);
-        char *s = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", s);
-        free(s);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT);
     }
     rc = broken == 0 ? 0 : 1;
     gf_check_free(chk);

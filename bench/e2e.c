@@ -35,10 +35,7 @@
  * Nothing is asserted; the exit code is 0 unless the run could not be set up (3 when a
  * checker count is not zero, so scripts notice).
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,8 +56,9 @@
 #include "proc.h"
 #include "raw.h"
 #include "simstack.h"
+#include "stack.h"
 
-enum { TABLE_BITS = 23, MAX_PROCS = 40, MAX_QUEUES = 32, NDC = 8 };
+enum { TABLE_BITS = 23, MAX_QUEUES = 32, NDC = 8 };
 
 typedef struct e2e_opts {
     double seconds, rate, drain, raw_seconds;
@@ -110,28 +108,6 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, e2e_opts *o)
 {
-    static const struct option longopts[] = {
-        {"seconds", required_argument, NULL, 's'},
-        {"rate", required_argument, NULL, 'R'},
-        {"drain", required_argument, NULL, 'd'},
-        {"intakes", required_argument, NULL, 'i'},
-        {"matchers", required_argument, NULL, 'm'},
-        {"allocators", required_argument, NULL, 'a'},
-        {"fleets", required_argument, NULL, 'f'},
-        {"servers", required_argument, NULL, 'S'},
-        {"play", required_argument, NULL, 'p'},
-        {"sim-workers", required_argument, NULL, 'w'},
-        {"clients", required_argument, NULL, 'c'},
-        {"in-flight", required_argument, NULL, 'W'},
-        {"queue", required_argument, NULL, 'q'},
-        {"config", required_argument, NULL, 'C'},
-        {"raw-seconds", required_argument, NULL, 'r'},
-        {"keep", no_argument, NULL, 'k'},
-        {"max-in-flight", required_argument, NULL, 'M'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (e2e_opts){.seconds = 10,
                     .drain = 10,
                     .raw_seconds = 3,
@@ -146,84 +122,35 @@ static int parse(int argc, char **argv, e2e_opts *o)
                     .play_ms = 100,
                     .max_in_flight = 16,
                     .config = "config/gamefn.yaml"};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->seconds = atof(optarg);
-            break;
-        case 'R':
-            o->rate = atof(optarg);
-            break;
-        case 'd':
-            o->drain = atof(optarg);
-            break;
-        case 'i':
-            o->intakes = atoi(optarg);
-            break;
-        case 'm':
-            o->matchers = atoi(optarg);
-            break;
-        case 'a':
-            o->allocators = atoi(optarg);
-            break;
-        case 'f':
-            o->fleets = atoi(optarg);
-            break;
-        case 'S':
-            o->servers = atoi(optarg);
-            break;
-        case 'p':
-            o->play_ms = atoll(optarg);
-            break;
-        case 'w':
-            o->sim_workers = atoi(optarg);
-            break;
-        case 'c':
-            o->clients = atoi(optarg);
-            break;
-        case 'W':
-            o->in_flight = atoi(optarg);
-            break;
-        case 'q':
-            o->queue = optarg;
-            break;
-        case 'C':
-            o->config = optarg;
-            break;
-        case 'r':
-            o->raw_seconds = atof(optarg);
-            break;
-        case 'M':
-            o->max_in_flight = atoi(optarg);
-            break;
-        case 'k':
-            o->keep = true;
-            break;
-        case 'j':
-            o->json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        default:
-            usage(stderr);
-            return -1;
-        }
-    }
-    if (o->seconds <= 0 || o->rate < 0 || o->drain < 0 || o->drain > 600 || o->intakes < 1 ||
-        o->matchers < 1 || o->allocators < 1 || o->fleets < 1 ||
-        o->intakes + o->matchers + o->allocators + o->fleets + 1 > MAX_PROCS || o->servers < NDC ||
-        o->servers > 20000 || o->play_ms < 0 || o->sim_workers < 1 || o->sim_workers > 64 ||
-        o->clients < 1 || o->clients > GF_LOAD_MAX_CLIENTS || o->in_flight < 1 ||
-        o->in_flight > GF_LOAD_MAX_WINDOW || o->raw_seconds <= 0 || o->max_in_flight < 1 ||
-        o->max_in_flight > 1024) {
-        fprintf(stderr, "gamefn-bench e2e: option out of range\n");
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
+        GF_BENCH_OPT("drain", &o->drain, 0, 600),
+        GF_BENCH_OPT("intakes", &o->intakes, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("matchers", &o->matchers, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("allocators", &o->allocators, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("fleets", &o->fleets, 1, GF_BENCH_MAX_FNS),
+        GF_BENCH_OPT("servers", &o->servers, NDC, 20000),
+        GF_BENCH_OPT("play", &o->play_ms, 0, 1e9),
+        GF_BENCH_OPT("sim-workers", &o->sim_workers, 1, 64),
+        GF_BENCH_OPT("clients", &o->clients, 1, GF_LOAD_MAX_CLIENTS),
+        GF_BENCH_OPT("in-flight", &o->in_flight, 1, GF_LOAD_MAX_WINDOW),
+        GF_BENCH_OPT("queue", &o->queue, 0, 0),
+        GF_BENCH_OPT("config", &o->config, 0, 0),
+        GF_BENCH_OPT("raw-seconds", &o->raw_seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("max-in-flight", &o->max_in_flight, 1, 1024),
+        GF_BENCH_FLAG_OPT("keep", &o->keep),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+    };
+    int rc = gf_bench_options("e2e", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    /* one process per function instance, and the ticker */
+    if (rc == 0 && o->intakes + o->matchers + o->allocators + o->fleets + 1 > GF_BENCH_MAX_FNS) {
+        fprintf(stderr, "gamefn-bench e2e: at most %d function processes in all\n",
+                GF_BENCH_MAX_FNS);
         usage(stderr);
-        return -1;
+        rc = -1;
     }
-    return 0;
+    return rc;
 }
 
 /* ---- the stack ------------------------------------------------------------------------- */
@@ -233,9 +160,7 @@ typedef struct stack {
     gf_natsd *srv;
     natsConnection *nc;
     jsCtx *js;
-    gf_proc procs[MAX_PROCS];
-    char names[MAX_PROCS][32]; /* function of each process */
-    int nprocs;
+    gf_bench_fns fns;
     gf_gamesim *sim;
     gf_config *mm_config;
     gf_mm_tables tables;
@@ -271,34 +196,18 @@ static char *matcher_section(const char *path)
     return out;
 }
 
+/* One instance of function `name` at log level `level`, up once it answers $SRV.PING. */
 static int spawn(stack *s, const char *name, int i, const char *level)
 {
-    char bin[1200], inst[48], log[128], lvl[48];
-    if (s->nprocs >= MAX_PROCS)
-        return -1;
-    snprintf(bin, sizeof bin, "%s/functions/%s/gamefn-%s", s->build, name, name);
+    char inst[48], lvl[48];
     snprintf(inst, sizeof inst, "%s-%d", name, i);
-    snprintf(log, sizeof log, "%s/%s.log", s->dir, inst);
     snprintf(lvl, sizeof lvl, "GAMEFN_LOG_LEVEL=%s", level);
-    char *args[] = {bin, "--config", s->config, "--instance", inst, NULL};
     char *env[] = {lvl, NULL};
-    if (gf_proc_spawn(&s->procs[s->nprocs], args, env, log) != 0)
+    int first = s->fns.n;
+    if (gf_bench_fns_spawn(&s->fns, NULL, name, inst, s->config, env) != GF_OK ||
+        gf_bench_fns_ready(&s->fns, s->nc, first, 30000) != GF_OK)
         return -1;
-    snprintf(s->names[s->nprocs], sizeof s->names[0], "%s", name);
-    s->nprocs++;
-    char subj[96];
-    snprintf(subj, sizeof subj, "$SRV.PING.%s.%s", name, inst);
-    for (int t = 0; t < 300; t++) {
-        natsMsg *m = NULL;
-        if (natsConnection_Request(&m, s->nc, subj, NULL, 0, 100) == NATS_OK) {
-            natsMsg_Destroy(m);
-            return 0;
-        }
-        gf_clock_sleep_ms(100);
-    }
-    fprintf(stderr, "e2e: %s did not start\n", inst);
-    gf_proc_dump_log(&s->procs[s->nprocs - 1], 20);
-    return -1;
+    return 0;
 }
 
 static int stack_up(stack *s, const e2e_opts *o)
@@ -378,12 +287,7 @@ static int stack_up(stack *s, const e2e_opts *o)
     if (gf_gamesim_start(s->nc, &go, &s->sim) != GF_OK)
         return -1;
     gf_gamesim_stats st;
-    for (int waited = 0;; waited += 100) {
-        gf_gamesim_stats_get(s->sim, &st);
-        if (st.free >= (uint32_t)o->servers || waited > 60000)
-            break;
-        gf_clock_sleep_ms(100);
-    }
+    gf_bench_await_servers(s->sim, (uint32_t)o->servers, 60000, &st);
     if (st.free < (uint32_t)o->servers) {
         fprintf(stderr, "e2e: only %u of %d servers registered\n", st.free, o->servers);
         return -1;
@@ -392,25 +296,10 @@ static int stack_up(stack *s, const e2e_opts *o)
     return 0;
 }
 
-/* SIGTERMs the processes of function `name` (all when NULL) and reaps them. */
-static void stop_procs(stack *s, const char *name)
-{
-    for (int i = 0; i < s->nprocs; i++) {
-        if (name && strcmp(s->names[i], name) != 0)
-            continue;
-        if (s->procs[i].pid > 0) {
-            gf_proc_signal(&s->procs[i], SIGTERM);
-            gf_proc_wait(&s->procs[i], 15000);
-        }
-    }
-}
-
 static void stack_down(stack *s, bool keep)
 {
     gf_gamesim_stop(s->sim);
-    stop_procs(s, NULL);
-    for (int i = 0; i < s->nprocs; i++)
-        gf_proc_cleanup(&s->procs[i]);
+    gf_bench_fns_free(&s->fns);
     gf_config_free(s->mm_config);
     jsCtx_Destroy(s->js);
     if (s->nc) {
@@ -418,12 +307,8 @@ static void stack_down(stack *s, bool keep)
         natsConnection_Destroy(s->nc);
     }
     gf_natsd_free(s->srv);
-    if (!keep && s->dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "e2e: could not remove %s\n", s->dir);
-    }
+    if (!keep)
+        gf_bench_rundir_remove("e2e", s->dir);
 }
 
 /* ---- what the server counted ------------------------------------------------------------ */
@@ -434,16 +319,6 @@ typedef struct server_counts {
     long long mirrored;
     long long matches;
 } server_counts;
-
-static long long seq_of(jsCtx *js, const char *stream)
-{
-    jsStreamInfo *si = NULL;
-    long long n = -1;
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
-        n = (long long)si->State.LastSeq;
-    jsStreamInfo_Destroy(si);
-    return n;
-}
 
 static void count_server(stack *s, server_counts *c)
 {
@@ -456,11 +331,10 @@ static void count_server(stack *s, server_counts *c)
         c->in_msgs = json_integer_value(json_object_get(v, "in_msgs"));
         json_decref(v);
     }
-    for (size_t i = 0; i < sizeof streams / sizeof streams[0]; i++)
-        c->writes += seq_of(s->js, streams[i]);
-    for (size_t i = 0; i < sizeof mirrors / sizeof mirrors[0]; i++)
-        c->mirrored += seq_of(s->js, mirrors[i]);
-    c->matches = seq_of(s->js, "MATCHES");
+    static const char *const matches[] = {"MATCHES"};
+    c->writes = gf_bench_last_seq(s->js, streams, sizeof streams / sizeof streams[0]);
+    c->mirrored = gf_bench_last_seq(s->js, mirrors, sizeof mirrors / sizeof mirrors[0]);
+    c->matches = gf_bench_last_seq(s->js, matches, 1);
 }
 
 /* "key=<n>" summed over the last line of each matcher log that holds `marker`. */
@@ -469,13 +343,10 @@ static long long matcher_counter(stack *s, const char *marker, const char *key)
     long long total = 0;
     char path[160], line[2048], last[2048], pat[64];
     snprintf(pat, sizeof pat, " %s=", key);
-    for (int i = 0; i < s->nprocs; i++) {
-        if (strcmp(s->names[i], "matcher") != 0)
+    for (int i = 0; i < s->fns.n; i++) {
+        if (strcmp(s->fns.fn[i], "matcher") != 0)
             continue;
-        int k = 0; /* instances are numbered per function */
-        for (int j = 0; j < i; j++)
-            k += strcmp(s->names[j], "matcher") == 0;
-        snprintf(path, sizeof path, "%s/matcher-%d.log", s->dir, k);
+        snprintf(path, sizeof path, "%s/%s.log", s->dir, s->fns.instance[i]);
         FILE *f = fopen(path, "r");
         last[0] = '\0';
         while (f && fgets(line, sizeof line, f))
@@ -492,26 +363,17 @@ static long long matcher_counter(stack *s, const char *marker, const char *key)
 
 /* ---- where the CPU went ------------------------------------------------------------------ */
 
-/* CPU seconds (user + system) process `pid` has used; -1 if it is gone. */
-static double cpu_of(pid_t pid)
-{
-    unsigned long long ut = 0, st = 0;
-    if (gf_proc_stat_field(pid, 14, &ut) != 0 || gf_proc_stat_field(pid, 15, &st) != 0)
-        return -1;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 typedef struct cpu_use {
     double server, bench; /* nats-server; this program (load + simulated servers) */
-    double fn[MAX_PROCS];
+    double fn[GF_BENCH_MAX_FNS];
 } cpu_use;
 
 static void cpu_sample(const stack *s, cpu_use *c)
 {
-    c->server = cpu_of(gf_natsd_pid(s->srv));
-    c->bench = cpu_of(getpid());
-    for (int i = 0; i < s->nprocs; i++)
-        c->fn[i] = cpu_of(s->procs[i].pid);
+    c->server = gf_bench_cpu_seconds(gf_natsd_pid(s->srv));
+    c->bench = gf_bench_cpu_seconds(getpid());
+    for (int i = 0; i < s->fns.n; i++)
+        c->fn[i] = gf_bench_cpu_seconds(s->fns.procs[i].pid);
 }
 
 /* CPU per function (summed over its instances) between two samples: cores busy on
@@ -533,8 +395,8 @@ static void cpu_report(const stack *s, const cpu_use *a, const cpu_use *b, doubl
     total += (b->server - a->server) * per;
     for (size_t k = 0; k < sizeof fns / sizeof fns[0]; k++) {
         double used = 0;
-        for (int i = 0; i < s->nprocs; i++)
-            if (strcmp(s->names[i], fns[k]) == 0 && a->fn[i] >= 0 && b->fn[i] >= 0)
+        for (int i = 0; i < s->fns.n; i++)
+            if (strcmp(s->fns.fn[i], fns[k]) == 0 && a->fn[i] >= 0 && b->fn[i] >= 0)
                 used += b->fn[i] - a->fn[i];
         if (n > 0 && (size_t)n < sizeof line)
             n += snprintf(line + n, sizeof line - (size_t)n, ", %s %.2f (%.0f)", fns[k],
@@ -750,10 +612,7 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     json_object_set_new(j, "violations", json_integer((json_int_t)viol));
     json_object_set_new(j, "half_assigned", json_integer((json_int_t)half));
     json_object_set_new(j, "errors", json_integer(f->errors));
-    char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-    printf("%s\n", text);
-    free(text);
-    json_decref(j);
+    gf_bench_json_line(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
 }
 
 /* The queues tickets go to, with their team sizes (their largest party). */
@@ -786,16 +645,12 @@ int gf_bench_e2e(int argc, char **argv)
     rc = 1;
     gf_bench_build_dir(s.build, sizeof s.build);
     snprintf(s.dir, sizeof s.dir, "/tmp/gamefn-bench-e2e-XXXXXX");
-    if (!mkdtemp(s.dir) || gf_load_table_init(&t, TABLE_BITS) != 0 ||
+    s.fns = (gf_bench_fns){.bench = "e2e", .build = s.build, .log_dir = s.dir};
+    if (!gf_bench_rundir_make("e2e", s.dir) || gf_load_table_init(&t, TABLE_BITS) != 0 ||
         gf_natsd_start(NULL, &s.srv) != 0)
         goto out;
-    natsOptions *no = NULL;
-    natsOptions_Create(&no);
-    natsOptions_SetURL(no, gf_natsd_url(s.srv));
-    natsOptions_SetSendAsap(no, true);
-    natsStatus st = natsConnection_Connect(&s.nc, no);
-    natsOptions_Destroy(no);
-    if (st != NATS_OK || natsConnection_JetStream(&s.js, s.nc, NULL) != NATS_OK)
+    if (gf_bench_connect_asap(gf_natsd_url(s.srv), &s.nc) != GF_OK ||
+        natsConnection_JetStream(&s.js, s.nc, NULL) != NATS_OK)
         goto out;
     fprintf(stderr, "e2e: raw async publish baseline, %.0f s\n", o.raw_seconds);
     f.raw = raw_baseline(&s, &o);
@@ -809,10 +664,7 @@ int gf_bench_e2e(int argc, char **argv)
         fprintf(stderr, "e2e: no queue %s in %s\n", o.queue ? o.queue : "at all", o.config);
         goto out;
     }
-    natsConnection_ConnectTo(&snc, gf_natsd_url(s.srv));
-    natsConnection_Subscribe(&status, snc, GF_WIRE_SUBJ_TICKET_STATUS ".>", gf_load_on_status, &t);
-    natsSubscription_SetPendingLimits(status, -1, -1);
-    natsConnection_Flush(snc);
+    gf_load_watch_status(gf_natsd_url(s.srv), &t, &snc, &status);
 
     server_counts c0, c1;
     cpu_use u0, u1;
@@ -873,8 +725,8 @@ int gf_bench_e2e(int argc, char **argv)
     if (gf_mmcheck_run(s.nc, s.js, &co, &chk) != GF_OK)
         goto out;
     gf_mmcheck_print(chk);
-    stop_procs(&s, "ticker");
-    stop_procs(&s, "matcher");
+    gf_bench_fns_stop(&s.fns, "ticker");
+    gf_bench_fns_stop(&s.fns, "matcher");
     f.matches = c1.matches;
     f.conflicts = matcher_counter(&s, "matcher stopped", "claim_conflicts");
     long long m = matcher_counter(&s, "matcher stopped", "matches");

@@ -23,10 +23,7 @@
  * publishing and every wait poll the replicas (waitpid WNOHANG on their pids) instead of
  * running out a timeout (5 minutes for the effects).
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,13 +38,13 @@
 #include "gamefn/v1/state.pb-c.h"
 #include "natsd.h"
 #include "proc.h"
+#include "stack.h"
 
 enum { MAX_REPLICAS = 4, WAIT_MS = 300000 };
 
 typedef struct eopts {
     long long events, catchup;
-    long players, batch, replicas;
-    double latency_seconds;
+    long players, batch, replicas, latency_seconds;
     bool json, verbose;
 } eopts;
 
@@ -74,165 +71,46 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, eopts *o)
 {
-    static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'},
-        {"players", required_argument, NULL, 'p'},
-        {"batch", required_argument, NULL, 'b'},
-        {"replicas", required_argument, NULL, 'r'},
-        {"latency-seconds", required_argument, NULL, 'l'},
-        {"catchup", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (eopts){.events = 300000,
                  .catchup = 720000,
                  .players = 5000,
                  .batch = 1000,
                  .replicas = 1,
                  .latency_seconds = 10};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 0, hi = 0, x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'j':
-            o->json = true;
-            continue;
-        case 'v':
-            o->verbose = true;
-            continue;
-        case 'e':
-            lo = 10000, hi = 5000000;
-            break;
-        case 'p':
-            lo = 1, hi = 1000000;
-            break;
-        case 'b':
-            lo = 1, hi = 10000;
-            break;
-        case 'r':
-            lo = 1, hi = MAX_REPLICAS;
-            break;
-        case 'l':
-            lo = 1, hi = 120;
-            break;
-        case 'c':
-            lo = 0, hi = 5000000;
-            break;
-        default:
-            return -1;
-        }
-        if (!gf_bench_integer("events", optarg, lo, hi, &x))
-            return -1;
-        if (c == 'e')
-            o->events = x;
-        else if (c == 'p')
-            o->players = (long)x;
-        else if (c == 'b')
-            o->batch = (long)x;
-        else if (c == 'r')
-            o->replicas = (long)x;
-        else if (c == 'l')
-            o->latency_seconds = (double)x;
-        else
-            o->catchup = x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("events", &o->events, 10000, 5000000),
+        GF_BENCH_OPT("players", &o->players, 1, 1000000),
+        GF_BENCH_OPT("batch", &o->batch, 1, 10000),
+        GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
+        GF_BENCH_OPT("latency-seconds", &o->latency_seconds, 1, 120),
+        GF_BENCH_OPT("catchup", &o->catchup, 0, 5000000),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_FLAG_OPT("verbose", &o->verbose),
+    };
+    return gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static int write_config(const char *path, const char *url, const eopts *o)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = gf_bench_config_open("events", path, url, o->verbose, o->batch);
     if (!f)
         return -1;
-    fprintf(f,
-            "nats:\n  servers: [\"%s\"]\n"
-            "log:\n  level: %s\n"
-            "runtime:\n  fetch_batch: %ld\n  fetch_expiry: 1s\n  heartbeat: 250ms\n"
-            "jetstream:\n"
-            "  streams:\n"
-            "    - name: EVENTS\n      subjects: [\"gamefn.v1.evp.>\"]\n"
-            "      max_age: 1h\n      duplicate_window: 10m\n"
-            "    - name: LB_SNAPSHOTS\n      subjects: [\"gamefn.v1.lb.snapshot.>\"]\n"
-            "  consumers:\n"
-            "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
-            "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-            "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
-            "      max_ack_pending: 20000\n"
-            "  buckets:\n    - name: leases\n    - name: leaderboard\n"
-            "    - name: dlq_reasons\n      ttl: 7d\n"
-            "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
-            "    boards:\n      - {name: global, operator: incr}\n",
-            url, o->verbose ? "info" : "warn", o->batch);
+    fputs("jetstream:\n"
+          "  streams:\n"
+          "    - name: EVENTS\n      subjects: [\"gamefn.v1.evp.>\"]\n"
+          "      max_age: 1h\n      duplicate_window: 10m\n"
+          "    - name: LB_SNAPSHOTS\n      subjects: [\"gamefn.v1.lb.snapshot.>\"]\n"
+          "  consumers:\n"
+          "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
+          "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+          "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
+          "      max_ack_pending: 20000\n"
+          "  buckets:\n    - name: leases\n    - name: leaderboard\n"
+          "    - name: dlq_reasons\n      ttl: 7d\n"
+          "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
+          "    boards:\n      - {name: global, operator: incr}\n",
+          f);
     return fclose(f) == 0 ? 0 : -1;
-}
-
-/* The leaderboard replicas this run started. */
-typedef struct replicas {
-    gf_proc *procs;
-    long n;
-} replicas;
-
-/* ev_give_up: true, with which replica ended and how on stderr, once one is not running. */
-static bool replica_gone(void *arg)
-{
-    const replicas *r = arg;
-    for (long i = 0; i < r->n; i++) {
-        pid_t pid = r->procs[i].pid;
-        if (gf_proc_running(&r->procs[i]))
-            continue;
-        char how[64];
-        gf_proc_describe(&r->procs[i], how, sizeof how);
-        fprintf(stderr, "events: leaderboard replica bench%ld (pid %d) %s; no figures\n", i,
-                (int)pid, how);
-        gf_proc_dump_log(&r->procs[i], 20);
-        return true;
-    }
-    return false;
-}
-
-/* Every replica answers $SRV.PING (init rebuilt its boards, endpoints run). */
-static bool replicas_ready(natsConnection *nc, replicas *reps, int64_t timeout_ms)
-{
-    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
-    while (gf_clock_mono_ms() < deadline && !replica_gone(reps)) {
-        long up = 0;
-        for (long i = 0; i < reps->n; i++) {
-            char subject[64];
-            natsMsg *m = NULL;
-            snprintf(subject, sizeof subject, "$SRV.PING.leaderboard.bench%ld", i);
-            if (natsConnection_Request(&m, nc, subject, NULL, 0, 200) == NATS_OK &&
-                !natsMsg_IsNoResponders(m))
-                up++;
-            natsMsg_Destroy(m);
-        }
-        if (up == reps->n)
-            return true;
-        gf_clock_sleep_ms(100);
-    }
-    return false;
-}
-
-/* CPU seconds (user + system) a process has used so far; 0 if unreadable. */
-static double cpu_seconds(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* fields after the command name */
-    unsigned long long ut = 0, st = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-        return 0;
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static int cmp_i64(const void *a, const void *b)
@@ -342,25 +220,22 @@ static void report(const eopts *o, const results *r, const char *version)
         json_object_set_new(j, "server_cpu_us", json_real(r->server_cpu_us));
         json_object_set_new(j, "consumer_cpu_us", json_real(r->consumer_cpu_us));
     }
-    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    if (line)
-        printf("%s\n", line);
-    free(line);
-    json_decref(j);
+    gf_bench_json_line(j, JSON_COMPACT);
 }
 
 /* Publishes [from, to) (paced at rate, 0 = full speed) and waits for every effect; the
  * seconds from the first publish to the last effect, or -1 (also as soon as a replica is
  * gone). */
-static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, replicas *reps, size_t from,
+static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, gf_bench_fns *reps, size_t from,
                         size_t to, double rate)
 {
     int64_t t0 = gf_clock_mono_ns();
-    if (ev_publish(js, plan, from, to, rate, NULL, replica_gone, reps) != 0)
+    if (ev_publish(js, plan, from, to, rate, NULL, gf_bench_fns_gone_cb, reps) != 0)
         return -1;
     fprintf(stderr, "events: published %zu in %.2f s\n", to - from,
             (double)(gf_clock_mono_ns() - t0) / 1e9);
-    int64_t last = ev_observer_wait(obs, (long long)to, from, to, WAIT_MS, replica_gone, reps);
+    int64_t last =
+        ev_observer_wait(obs, (long long)to, from, to, WAIT_MS, gf_bench_fns_gone_cb, reps);
     if (last < 0) {
         fprintf(stderr, "events: only %lld of %zu effects seen\n", atomic_load(&obs->total), to);
         return -1;
@@ -372,11 +247,8 @@ int gf_bench_events(int argc, char **argv)
 {
     eopts o;
     int rc = 1, p = parse(argc, argv, &o);
-    if (p != 0) {
-        if (p < 0)
-            usage(stderr);
+    if (p != 0)
         return p > 0 ? 0 : 2;
-    }
     gf_natsd_opts so = {
         .extra_config =
             "mappings {\n  \"gamefn.v1.event.*.*\": "
@@ -384,8 +256,7 @@ int gf_bench_events(int argc, char **argv)
     gf_natsd *srv = NULL;
     natsConnection *nc = NULL, *nc2 = NULL;
     jsCtx *js = NULL;
-    gf_proc procs[MAX_REPLICAS] = {{0}};
-    replicas reps = {procs, 0};
+    gf_bench_fns reps = {.bench = "events"};
     ev_plan plan = {0};
     ev_observer obs = {0};
     results r = {0};
@@ -403,28 +274,20 @@ int gf_bench_events(int argc, char **argv)
         goto out;
 
     fprintf(stderr, "events: raw pipeline, %lld events\n", o.events);
-    double cpu0 = cpu_seconds(gf_natsd_pid(srv)), self0 = cpu_seconds(getpid());
+    double cpu0 = gf_bench_cpu_seconds(gf_natsd_pid(srv)), self0 = gf_bench_cpu_seconds(getpid());
     if ((r.raw = ev_raw_pipeline(nc, nc2, &plan, (size_t)o.events, 500)) <= 0)
         goto out;
-    r.raw_server_cpu_us = (cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)o.events;
-    r.raw_client_cpu_us = (cpu_seconds(getpid()) - self0) * 1e6 / (double)o.events;
+    r.raw_server_cpu_us = (gf_bench_cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)o.events;
+    r.raw_client_cpu_us = (gf_bench_cpu_seconds(getpid()) - self0) * 1e6 / (double)o.events;
 
     snprintf(config, sizeof config, "%s/bench.yaml", gf_natsd_dir(srv));
     gf_bench_near_me(bin, sizeof bin, "../functions/leaderboard/gamefn-leaderboard");
     if (write_config(config, gf_natsd_url(srv), &o) != 0)
         goto out;
-    fprintf(stderr, "events: %ld leaderboard replica(s) of %s\n", o.replicas, bin);
-    for (long i = 0; i < o.replicas; i++) {
-        char instance[32], log[700];
-        snprintf(instance, sizeof instance, "bench%ld", i);
-        snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(srv), instance);
-        char *args[] = {bin, "--config", config, "--instance", instance, NULL};
-        if (gf_proc_spawn(&procs[i], args, NULL, log) != 0)
-            goto out;
-        reps.n = i + 1;
-        fprintf(stderr, "events: leaderboard replica %s is pid %d\n", instance, (int)procs[i].pid);
-    }
-    if (!replicas_ready(nc, &reps, 30000) ||
+    reps.log_dir = gf_natsd_dir(srv);
+    if (gf_bench_fns_replicas(&reps, bin, "leaderboard", (int)o.replicas, config) != GF_OK)
+        goto out;
+    if (gf_bench_fns_ready(&reps, nc, 0, 30000) != GF_OK ||
         ev_observer_start(&obs, &plan, gf_natsd_url(srv)) != 0) {
         fprintf(stderr, "events: the leaderboard did not start\n");
         goto out;
@@ -432,20 +295,20 @@ int gf_bench_events(int argc, char **argv)
 
     fprintf(stderr, "events: throughput, %lld events at full speed\n", o.events);
     size_t a = 0, b = (size_t)o.events;
-    cpu0 = cpu_seconds(gf_natsd_pid(srv));
-    self0 = cpu_seconds(getpid());
+    cpu0 = gf_bench_cpu_seconds(gf_natsd_pid(srv));
+    self0 = gf_bench_cpu_seconds(getpid());
     double fn0 = 0;
-    for (long i = 0; i < o.replicas; i++)
-        fn0 += cpu_seconds(procs[i].pid);
+    for (int i = 0; i < reps.n; i++)
+        fn0 += gf_bench_cpu_seconds(reps.procs[i].pid);
     double secs = run_phase(js, &plan, &obs, &reps, a, b, 0);
     if (secs <= 0)
         goto out;
     r.rate = (double)(b - a) / secs;
     double fn1 = 0;
-    for (long i = 0; i < o.replicas; i++)
-        fn1 += cpu_seconds(procs[i].pid);
-    r.server_cpu_us = (cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)(b - a);
-    r.client_cpu_us = (cpu_seconds(getpid()) - self0) * 1e6 / (double)(b - a);
+    for (int i = 0; i < reps.n; i++)
+        fn1 += gf_bench_cpu_seconds(reps.procs[i].pid);
+    r.server_cpu_us = (gf_bench_cpu_seconds(gf_natsd_pid(srv)) - cpu0) * 1e6 / (double)(b - a);
+    r.client_cpu_us = (gf_bench_cpu_seconds(getpid()) - self0) * 1e6 / (double)(b - a);
     r.consumer_cpu_us = (fn1 - fn0) * 1e6 / (double)(b - a);
 
     r.latency_events = (size_t)(r.rate / 2 * o.latency_seconds);
@@ -475,23 +338,19 @@ int gf_bench_events(int argc, char **argv)
     if (verify(js, &plan, &r.lost, &r.doubled) != 0)
         goto out;
     r.anomalies = atomic_load(&obs.anomalies);
-    jsStreamInfo *si = NULL;
-    if (js_GetStreamInfo(&si, js, "KV_leaderboard", NULL, NULL) == NATS_OK && b > 0)
-        r.writes_per_event = (double)si->State.LastSeq / (double)b;
-    jsStreamInfo_Destroy(si);
-    if (replica_gone(&reps)) /* figures of a run that lost a replica are not the system's */
+    static const char *const board[] = {"KV_leaderboard"};
+    long long writes = gf_bench_last_seq(js, board, 1);
+    if (writes >= 0 && b > 0)
+        r.writes_per_event = (double)writes / (double)b;
+    if (gf_bench_fns_gone(&reps)) /* figures of a run that lost a replica are not the system's */
         goto out;
     report(&o, &r, version);
     rc = r.lost == 0 && r.doubled == 0 ? 0 : 1;
 out:
     ev_observer_stop(&obs);
-    for (long i = 0; i < o.replicas; i++) {
-        gf_proc_signal(&procs[i], SIGTERM);
-        if (gf_proc_wait(&procs[i], 15000) != 0)
-            gf_proc_cleanup(&procs[i]);
-        if (o.verbose)
-            gf_proc_dump_log(&procs[i], 60);
-    }
+    gf_bench_fns_free(&reps);
+    for (int i = 0; o.verbose && i < reps.n; i++)
+        gf_proc_dump_log(&reps.procs[i], 60);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     natsConnection_Destroy(nc2);

@@ -19,8 +19,6 @@
  *   tracker (functions/lag/gaps.c) over the whole stream, against a plain ordered
  *   consumer delivering the events with their payload (the baseline), median of --rounds.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,43 +57,14 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, lopts *o)
 {
-    static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'}, {"payload", required_argument, NULL, 'p'},
-        {"rounds", required_argument, NULL, 'r'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
-    };
     *o = (lopts){.events = 320000, .rounds = 3, .payload = 200};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 1, hi = 0;
-        if (c == 'h') {
-            usage(stdout);
-            return 1;
-        }
-        if (c == 'j') {
-            o->json = true;
-            continue;
-        }
-        if (c == 'e')
-            lo = 1000, hi = 5000000;
-        else if (c == 'p')
-            hi = 10000;
-        else if (c == 'r')
-            hi = ROUNDS_MAX;
-        else
-            return -1;
-        long long x = 0;
-        if (!gf_bench_integer("lag", optarg, lo, hi, &x))
-            return -1;
-        if (c == 'e')
-            o->events = x;
-        else if (c == 'p')
-            o->payload = (int)x;
-        else
-            o->rounds = (int)x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("events", &o->events, 1000, 5000000),
+        GF_BENCH_OPT("payload", &o->payload, 1, 10000),
+        GF_BENCH_OPT("rounds", &o->rounds, 1, ROUNDS_MAX),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+    };
+    return gf_bench_options("lag", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static double median(double *v, int n)
@@ -248,11 +217,8 @@ int gf_bench_lag(int argc, char **argv)
 {
     lopts o;
     int rc = parse(argc, argv, &o);
-    if (rc != 0) {
-        if (rc < 0)
-            usage(stderr);
+    if (rc != 0)
         return rc < 0 ? 2 : 0;
-    }
     gf_natsd *srv = NULL;
     gf_natsd_opts so = {.extra_config = "mappings {\n  \"gamefn.v1.event.*.*\": "
                                         "\"gamefn.v1.evp.{{partition(16,1)}}.{{wildcard(1)}}."

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/subjects.h"
 #include "gamefn/tickets/request.h"
 #include "gamefn/v1/ticket.pb-c.h"
 #include "population.h"
@@ -105,6 +106,24 @@ void gf_load_on_status(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
     pthread_mutex_unlock(&t->mu);
     gamefn__v1__ticket_status__free_unpacked(st, NULL);
     natsMsg_Destroy(m);
+}
+
+int gf_load_watch_status(const char *url, gf_load_table *t, natsConnection **nc,
+                         natsSubscription **sub)
+{
+    natsStatus s = natsConnection_ConnectTo(nc, url);
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(sub, *nc, GF_WIRE_SUBJ_TICKET_STATUS ".>", gf_load_on_status,
+                                     t);
+    if (s == NATS_OK)
+        s = natsSubscription_SetPendingLimits(*sub, -1, -1);
+    if (s == NATS_OK)
+        s = natsConnection_Flush(*nc);
+    if (s == NATS_OK)
+        return 0;
+    fprintf(stderr, "load: cannot watch %s.> on %s: %s\n", GF_WIRE_SUBJ_TICKET_STATUS, url,
+            natsStatus_GetText(s));
+    return -1;
 }
 
 /* ---- one client ------------------------------------------------------------------- */

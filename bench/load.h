@@ -55,6 +55,13 @@ gf_load_entry *gf_load_table_at(gf_load_table *t, const char *id);
 /* nats.c message handler for gamefn.v1.ticket.status.> (closure: the table). */
 void gf_load_on_status(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure);
 
+/* The status subscription of a run: its own connection to url (so the pushes do not
+ * queue behind the load's replies), gf_load_on_status into t, no pending limits (a
+ * dropped push would look like a ticket never claimed). 0, or -1 said on stderr; the
+ * caller destroys *sub and *nc either way. */
+int gf_load_watch_status(const char *url, gf_load_table *t, natsConnection **nc,
+                         natsSubscription **sub);
+
 typedef struct gf_load_opts {
     const char *url;
     double seconds; /* sending stops after this */

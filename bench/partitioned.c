@@ -17,10 +17,7 @@
  * - Verified before a figure is printed: every partition's consumer has nothing pending,
  *   nothing unacked and nothing redelivered, and the reports add up to --events.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +31,7 @@
 #include "gamefn/clock.h"
 #include "natsd.h"
 #include "proc.h"
+#include "stack.h"
 
 enum { PARTITIONS = 16, MAX_REPLICAS = 8 };
 
@@ -89,64 +87,17 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, popts *o)
 {
-    static const struct option longopts[] = {
-        {"events", required_argument, NULL, 'e'},
-        {"keys", required_argument, NULL, 'k'},
-        {"batch", required_argument, NULL, 'b'},
-        {"replicas", required_argument, NULL, 'r'},
-        {"payload", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, 'j'},
-        {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (popts){.events = 300000, .keys = 10000, .batch = 256, .replicas = 1, .payload = 200};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 1, hi = 0, x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'j':
-            o->json = true;
-            continue;
-        case 'v':
-            o->verbose = true;
-            continue;
-        case 'e':
-            lo = 1000, hi = 10000000;
-            break;
-        case 'k':
-            hi = 1000000;
-            break;
-        case 'b':
-            hi = 10000;
-            break;
-        case 'r':
-            hi = MAX_REPLICAS;
-            break;
-        case 'p':
-            hi = 100000;
-            break;
-        default:
-            return -1;
-        }
-        if (!gf_bench_integer("partitioned", optarg, lo, hi, &x))
-            return -1;
-        if (c == 'e')
-            o->events = x;
-        else if (c == 'k')
-            o->keys = (int)x;
-        else if (c == 'b')
-            o->batch = (int)x;
-        else if (c == 'r')
-            o->replicas = (int)x;
-        else
-            o->payload = (int)x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("events", &o->events, 1000, 10000000),
+        GF_BENCH_OPT("keys", &o->keys, 1, 1000000),
+        GF_BENCH_OPT("batch", &o->batch, 1, 10000),
+        GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
+        GF_BENCH_OPT("payload", &o->payload, 1, 100000),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_FLAG_OPT("verbose", &o->verbose),
+    };
+    return gf_bench_options("partitioned", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static int publish_events(jsCtx *js, const popts *o)
@@ -257,13 +208,10 @@ static double raw_partitioned_rate(jsCtx *js, const popts *o)
 
 static int write_config(const char *path, const char *url, const popts *o)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = gf_bench_config_open("partitioned", path, url, o->verbose, o->batch);
     if (!f)
         return -1;
     fprintf(f,
-            "nats:\n  servers: [\"%s\"]\n"
-            "log:\n  level: %s\n"
-            "runtime:\n  fetch_batch: %d\n  fetch_expiry: 1s\n  heartbeat: 250ms\n"
             "jetstream:\n"
             "  streams:\n"
             "    - name: BENCH_EVENTS\n      subjects: [\"bench.evp.>\"]\n"
@@ -272,7 +220,7 @@ static int write_config(const char *path, const char *url, const popts *o)
             "      filter_subject: \"bench.evp.{partition}.>\"\n      ack_wait: 30s\n"
             "      max_ack_pending: 20000\n"
             "  buckets:\n    - name: leases\n",
-            url, o->verbose ? "info" : "warn", o->batch, PARTITIONS);
+            PARTITIONS);
     return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -305,18 +253,15 @@ int gf_bench_partitioned(int argc, char **argv)
 {
     popts o;
     int rc = 1, p = parse(argc, argv, &o);
-    if (p != 0) {
-        if (p < 0)
-            usage(stderr);
+    if (p != 0)
         return p > 0 ? 0 : 2;
-    }
     gf_natsd_opts so = {.extra_config = "mappings {\n  \"bench.ev.*\": "
                                         "\"bench.evp.{{partition(16,1)}}.{{wildcard(1)}}\"\n}\n"};
     gf_natsd *srv = NULL;
     natsConnection *nc = NULL;
     jsCtx *js = NULL;
     natsSubscription *sub = NULL;
-    gf_proc procs[MAX_REPLICAS] = {{0}};
+    gf_bench_fns reps = {.bench = "partitioned"};
     progress prog = {0};
     char config[600], bin[1100];
     if (gf_natsd_start(&so, &srv) != 0)
@@ -357,15 +302,9 @@ int gf_bench_partitioned(int argc, char **argv)
             NATS_OK ||
         natsConnection_Flush(nc) != NATS_OK)
         goto out;
-    fprintf(stderr, "partitioned: %d replica(s) of %s\n", o.replicas, bin);
-    for (int i = 0; i < o.replicas; i++) {
-        char instance[16], log[700];
-        snprintf(instance, sizeof instance, "bench%d", i);
-        snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(srv), instance);
-        char *args[] = {bin, "--config", config, "--instance", instance, NULL};
-        if (gf_proc_spawn(&procs[i], args, NULL, log) != 0)
-            goto out;
-    }
+    reps.log_dir = gf_natsd_dir(srv);
+    if (gf_bench_fns_replicas(&reps, bin, "bench-consumer", o.replicas, config) != GF_OK)
+        goto out;
     int64_t deadline = gf_clock_mono_ms() + 120000;
     while (atomic_load(&prog.reported) < o.events && gf_clock_mono_ms() < deadline)
         gf_clock_sleep_ms(5);
@@ -378,8 +317,8 @@ int gf_bench_partitioned(int argc, char **argv)
             fprintf(stderr, "partitioned: partition %2d: %.3f s .. %.3f s\n", i,
                     (double)(atomic_load(&prog.part_first_ns[i]) - prog.first_ns) / 1e9,
                     (double)(atomic_load(&prog.part_last_ns[i]) - prog.first_ns) / 1e9);
-        for (int i = 0; i < o.replicas; i++)
-            gf_proc_dump_log(&procs[i], 200);
+        for (int i = 0; i < reps.n; i++)
+            gf_proc_dump_log(&reps.procs[i], 200);
     }
     if (reported != o.events || verify(js, o.events) != 0) {
         fprintf(stderr, "partitioned: %lld of %lld events reported\n", reported, o.events);
@@ -398,19 +337,11 @@ int gf_bench_partitioned(int argc, char **argv)
                       "events", (json_int_t)o.events, "keys", o.keys, "batch", o.batch, "replicas",
                       o.replicas, "raw_fetch_ack_per_s", raw, "raw_split_fetch_ack_per_s", raw16,
                       "partitioned_per_s", rate, "ratio", rate / raw);
-        char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-        if (line)
-            printf("%s\n", line);
-        free(line);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT);
     }
     rc = 0;
 out:
-    for (int i = 0; i < o.replicas; i++) {
-        gf_proc_signal(&procs[i], SIGTERM);
-        if (gf_proc_wait(&procs[i], 15000) != 0)
-            gf_proc_cleanup(&procs[i]);
-    }
+    gf_bench_fns_free(&reps);
     natsSubscription_Destroy(sub);
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);

@@ -15,10 +15,8 @@
  * - Each emit call is timed (gf_clock_mono_ns before and after): the figure a game
  *   loop cares about. Percentiles are nearest-rank.
  */
-#define _GNU_SOURCE /* getopt_long */
 #include "producer.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -332,52 +330,17 @@ static void usage(FILE *f)
 
 static int parse(int argc, char **argv, gf_bench_producer_opts *o, bool *json)
 {
-    static const struct option longopts[] = {
-        {"count", required_argument, NULL, 'n'},  {"payload", required_argument, NULL, 'p'},
-        {"window", required_argument, NULL, 'w'}, {"players", required_argument, NULL, 'k'},
-        {"always", required_argument, NULL, 'a'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
-    };
     *o =
         (gf_bench_producer_opts){.count = 200000, .payload = 200, .window = 1024, .players = 10000};
-    optind = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        long long lo = 0, hi = 0, *dst = NULL, x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'j':
-            *json = true;
-            continue;
-        case 'n':
-            lo = 1000, hi = 10000000, dst = &o->count;
-            break;
-        case 'a':
-            lo = 0, hi = 10000000, dst = &o->always_count;
-            break;
-        case 'p':
-        case 'w':
-        case 'k':
-            lo = c == 'p' ? 64 : 1, hi = c == 'p' ? 60000 : c == 'w' ? 1048576 : 1000000;
-            break;
-        default:
-            usage(stderr);
-            return -1;
-        }
-        if (!gf_bench_integer("producer", optarg, lo, hi, &x))
-            return -1;
-        if (dst)
-            *dst = x;
-        else if (c == 'p')
-            o->payload = (int)x;
-        else if (c == 'w')
-            o->window = (uint32_t)x;
-        else
-            o->players = (int)x;
-    }
-    return optind < argc ? -1 : 0;
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("count", &o->count, 1000, 10000000),
+        GF_BENCH_OPT("payload", &o->payload, 64, 60000),
+        GF_BENCH_OPT("window", &o->window, 1, 1048576),
+        GF_BENCH_OPT("players", &o->players, 1, 1000000),
+        GF_BENCH_OPT("always", &o->always_count, 0, 10000000),
+        GF_BENCH_FLAG_OPT("json", json),
+    };
+    return gf_bench_options("producer", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 int gf_bench_producer(int argc, char **argv)
@@ -443,11 +406,7 @@ int gf_bench_producer(int argc, char **argv)
             "always_count", (json_int_t)o.always_count, "always_emit_p50_us", r.always_emit_p50_us,
             "always_emit_p99_us", r.always_emit_p99_us, "borrowed_per_s", r.borrowed_per_s,
             "borrowed_ratio", r.borrowed_ratio, "raw_headers_per_s", r.raw_headers_per_s);
-        char *line = j ? json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
-        if (line)
-            printf("%s\n", line);
-        free(line);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
     }
     return 0;
 }

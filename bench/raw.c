@@ -17,14 +17,11 @@
  * - Text goes to stdout, progress to stderr, and with --json one JSON object is
  *   the very last line of stdout.
  */
-#define _GNU_SOURCE /* getopt_long */
 #include "bench.h"
 #include "gamefn/clock.h"
 #include "natsd.h"
 #include "raw.h"
 
-#include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,116 +91,35 @@ static void usage(FILE *f)
                "  --json             print one JSON object as the last line of stdout\n");
 }
 
-static int parse_ll(const char *flag, const char *v, long long lo, long long hi, long long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long long x = v ? strtoll(v, &end, 10) : 0;
-    if (!v || !*v || *end || errno || x < lo || x > hi) {
-        fprintf(stderr, "gamefn-bench raw: --%s needs an integer in %lld..%lld, got '%s'\n", flag,
-                lo, hi, v ? v : "");
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-
 /* 0: run; 1: --help printed; -1: usage error (said why). */
 static int parse_args(int argc, char **argv, gf_raw_opts *o)
 {
-    enum {
-        OPT_URL = 256,
-        OPT_PAYLOAD,
-        OPT_SECONDS,
-        OPT_COUNT,
-        OPT_MAX_PENDING,
-        OPT_BATCH,
-        OPT_KEYS,
-        OPT_JSON
-    };
-    static const struct option longopts[] = {
-        {"url", required_argument, NULL, OPT_URL},
-        {"payload", required_argument, NULL, OPT_PAYLOAD},
-        {"seconds", required_argument, NULL, OPT_SECONDS},
-        {"count", required_argument, NULL, OPT_COUNT},
-        {"max-pending", required_argument, NULL, OPT_MAX_PENDING},
-        {"batch", required_argument, NULL, OPT_BATCH},
-        {"keys", required_argument, NULL, OPT_KEYS},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     o->payload = 200;
     o->seconds = 5;
     o->count = 0;
     o->max_pending = 2048;
     o->batch = 500;
     o->keys = 1024;
-    optind = 0; /* a fresh scan: argv is the subcommand's */
-    int c, index = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, &index)) != -1) {
-        const char *flag = c >= OPT_URL ? longopts[index].name : "";
-        long long x = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 1;
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case OPT_URL:
-            if (strncmp(optarg, "nats://", 7) != 0) {
-                fprintf(stderr, "gamefn-bench raw: --url needs a nats://host:port URL\n");
-                return -1;
-            }
-            o->url = optarg;
-            break;
-        case OPT_SECONDS: {
-            char *end = NULL;
-            double sec = strtod(optarg, &end);
-            if (!*optarg || *end || !(sec >= 0 && sec <= 3600)) {
-                fprintf(stderr, "gamefn-bench raw: --seconds needs a number in 0..3600, got '%s'\n",
-                        optarg);
-                return -1;
-            }
-            o->seconds = sec;
-            break;
-        }
-        case OPT_PAYLOAD:
-            if (parse_ll(flag, optarg, 8, 1000000, &x) != 0)
-                return -1;
-            o->payload = (int)x;
-            break;
-        case OPT_COUNT:
-            if (parse_ll(flag, optarg, 0, 1000000000000LL, &x) != 0)
-                return -1;
-            o->count = x;
-            break;
-        case OPT_MAX_PENDING:
-            if (parse_ll(flag, optarg, 1, 1000000, &x) != 0)
-                return -1;
-            o->max_pending = (int)x;
-            break;
-        case OPT_BATCH:
-            if (parse_ll(flag, optarg, 1, 10000, &x) != 0)
-                return -1;
-            o->batch = (int)x;
-            break;
-        case OPT_KEYS:
-            if (parse_ll(flag, optarg, 1, 100000, &x) != 0)
-                return -1;
-            o->keys = (int)x;
-            break;
-        default: /* getopt_long said what is wrong */
-            return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "gamefn-bench raw: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    if (o->seconds == 0 && o->count == 0) {
-        fprintf(stderr, "gamefn-bench raw: --seconds 0 needs a --count bound\n");
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("url", &o->url, 0, 0),
+        GF_BENCH_OPT("payload", &o->payload, 8, 1000000),
+        GF_BENCH_OPT("seconds", &o->seconds, 0, 3600),
+        GF_BENCH_OPT("count", &o->count, 0, 1000000000000LL),
+        GF_BENCH_OPT("max-pending", &o->max_pending, 1, 1000000),
+        GF_BENCH_OPT("batch", &o->batch, 1, 10000),
+        GF_BENCH_OPT("keys", &o->keys, 1, 100000),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+    };
+    int rc = gf_bench_options("raw", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc != 0)
+        return rc;
+    const char *bad = o->url && strncmp(o->url, "nats://", 7) != 0
+                          ? "--url needs a nats://host:port URL"
+                      : o->seconds == 0 && o->count == 0 ? "--seconds 0 needs a --count bound"
+                                                         : NULL;
+    if (bad) {
+        fprintf(stderr, "gamefn-bench raw: %s\n", bad);
+        usage(stderr);
         return -1;
     }
     unsigned id = (unsigned)getpid() * 2654435761u ^ (unsigned)gf_clock_mono_ns();
@@ -279,7 +195,6 @@ static void print_text(const gf_raw_opts *o, const gf_raw_results *r)
 static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
 {
     json_t *j = json_object();
-    char *line = NULL;
     if (!j)
         return -1;
     json_object_set_new(j, "bench", json_string("raw"));
@@ -315,13 +230,7 @@ static int print_json(const gf_raw_opts *o, const gf_raw_results *r)
     json_object_set_new(j, "reqrep_default_p50_us", json_real(r->reqrep_default.p50_us));
     json_object_set_new(j, "reqrep_default_p99_us", json_real(r->reqrep_default.p99_us));
     json_object_set_new(j, "reqrep_default_count", json_integer(r->reqrep_default.count));
-    line = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(6));
-    json_decref(j);
-    if (!line)
-        return -1;
-    printf("%s\n", line);
-    free(line);
-    return 0;
+    return gf_bench_json_line(j, JSON_COMPACT | JSON_REAL_PRECISION(6)) ? 0 : -1;
 }
 
 int gf_bench_raw(int argc, char **argv)
@@ -333,11 +242,8 @@ int gf_bench_raw(int argc, char **argv)
     natsConnection *nc = NULL;
 
     int p = parse_args(argc, argv, &o);
-    if (p != 0) {
-        if (p < 0)
-            usage(stderr);
+    if (p != 0)
         return p > 0 ? 0 : 2;
-    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

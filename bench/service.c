@@ -22,15 +22,11 @@
  *   table keyed by the ticket id, under a mutex.
  * - Every figure is measured in the run that prints it; nothing is asserted.
  */
-#define _GNU_SOURCE /* getopt_long */
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 #include <nats/nats.h>
@@ -41,8 +37,9 @@
 #include "natsd.h"
 #include "load.h"
 #include "proc.h"
+#include "stack.h"
 
-enum { MAX_PROCS = 32, TABLE_BITS = 22 };
+enum { TABLE_BITS = 22 };
 
 typedef struct svc_opts {
     bool service; /* else intake only */
@@ -79,66 +76,32 @@ static const char intake_config[] = "nats:\n  servers: [\"%s\"]\nlog:\n  level: 
                                     "        - {name: me-central, region: me}\n"
                                     "      queues:\n        - {name: duel, shape: 1v1}\n";
 
-static char *binary(const char *name, char *buf, size_t size)
-{
-    const char *dir = getenv("GAMEFN_BUILD_DIR");
-    char self[512] = "";
-    if (!dir || !dir[0]) {
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        self[n > 0 ? n : 0] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash)
-            snprintf(slash, sizeof self - (size_t)(slash - self), "/..");
-        dir = self;
-    }
-    snprintf(buf, size, "%s/functions/%s/gamefn-%s", dir, name, name);
-    return buf;
-}
-
 typedef struct stack {
     gf_natsd *srv;
-    char config[512];
-    gf_proc procs[MAX_PROCS];
-    int nprocs;
+    char config[512], build[1024];
+    gf_bench_fns fns;
     natsConnection *nc;
     jsCtx *js;
 } stack;
 
+/* One instance of function `name` from $GAMEFN_BUILD_DIR (else this build), up once it
+ * answers $SRV.PING. */
 static int spawn(stack *s, const char *name, int i)
 {
-    char bin[640], inst[48], url[160];
+    char inst[48], url[160];
     snprintf(inst, sizeof inst, "%s-%d", name, i);
     snprintf(url, sizeof url, "GAMEFN_NATS_URL=%s", gf_natsd_url(s->srv));
-    char log[640];
-    snprintf(log, sizeof log, "%s/%s.log", gf_natsd_dir(s->srv), inst);
-    char *args[] = {binary(name, bin, sizeof bin), "--config", s->config, "--instance", inst, NULL};
     char *env[] = {url, "GAMEFN_LOG_LEVEL=warn", NULL};
-    if (s->nprocs >= MAX_PROCS || gf_proc_spawn(&s->procs[s->nprocs], args, env, log) != 0)
+    int first = s->fns.n;
+    if (gf_bench_fns_spawn(&s->fns, NULL, name, inst, s->config, env) != GF_OK ||
+        gf_bench_fns_ready(&s->fns, s->nc, first, 30000) != GF_OK)
         return -1;
-    s->nprocs++;
-    /* Up once it answers $SRV.PING.<name>.<instance>. */
-    char subj[96];
-    snprintf(subj, sizeof subj, "$SRV.PING.%s.%s", name, inst);
-    for (int t = 0; t < 300; t++) {
-        natsMsg *m = NULL;
-        if (natsConnection_Request(&m, s->nc, subj, NULL, 0, 100) == NATS_OK) {
-            natsMsg_Destroy(m);
-            return 0;
-        }
-        gf_clock_sleep_ms(100); /* no responders comes back at once */
-    }
-    fprintf(stderr, "service: %s did not start\n", inst);
-    gf_proc_dump_log(&s->procs[s->nprocs - 1], 20);
-    return -1;
+    return 0;
 }
 
 static void stack_free(stack *s)
 {
-    for (int i = 0; i < s->nprocs; i++) {
-        gf_proc_signal(&s->procs[i], SIGTERM);
-        gf_proc_wait(&s->procs[i], 10000);
-        gf_proc_cleanup(&s->procs[i]);
-    }
+    gf_bench_fns_free(&s->fns);
     jsCtx_Destroy(s->js);
     natsConnection_Destroy(s->nc);
     gf_natsd_free(s->srv);
@@ -146,12 +109,8 @@ static void stack_free(stack *s)
 
 static uint64_t last_seq(jsCtx *js, const char *stream)
 {
-    jsStreamInfo *si = NULL;
-    uint64_t n = 0;
-    if (js_GetStreamInfo(&si, js, stream, NULL, NULL) == NATS_OK)
-        n = si->State.LastSeq;
-    jsStreamInfo_Destroy(si);
-    return n;
+    long long n = gf_bench_last_seq(js, &stream, 1);
+    return n > 0 ? (uint64_t)n : 0;
 }
 
 /* Synchronous KV creates on one thread for `secs`: the baseline rate. */
@@ -183,23 +142,20 @@ static double finite_or(double v)
 
 /* ---- runs --------------------------------------------------------------------------------- */
 
+static void usage_intake(FILE *f)
+{
+    fprintf(f, "usage: gamefn-bench intake [--seconds S] [--rate R] [--intakes N] [--clients C] "
+               "[--in-flight W] [--concurrency K] [--json]\n");
+}
+
+static void usage_service(FILE *f)
+{
+    fprintf(f, "usage: gamefn-bench service [--seconds S] [--rate R] [--intakes N] [--matchers M] "
+               "[--clients C] [--in-flight W] [--queue Q] [--config FILE] [--drain S] [--json]\n");
+}
+
 static int parse(int argc, char **argv, bool service, svc_opts *o)
 {
-    static const struct option longopts[] = {
-        {"seconds", required_argument, NULL, 's'},
-        {"rate", required_argument, NULL, 'R'},
-        {"intakes", required_argument, NULL, 'i'},
-        {"matchers", required_argument, NULL, 'm'},
-        {"clients", required_argument, NULL, 'c'},
-        {"in-flight", required_argument, NULL, 'w'},
-        {"queue", required_argument, NULL, 'q'},
-        {"config", required_argument, NULL, 'f'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {"drain", required_argument, NULL, 'd'},
-        {"concurrency", required_argument, NULL, 'n'},
-        {NULL, 0, NULL, 0},
-    };
     *o = (svc_opts){.service = service,
                     .seconds = 5,
                     .intakes = 1,
@@ -209,61 +165,27 @@ static int parse(int argc, char **argv, bool service, svc_opts *o)
                     .config = "config/gamefn.yaml",
                     .drain = 2,
                     .concurrency = 8};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 's':
-            o->seconds = atof(optarg);
-            break;
-        case 'R':
-            o->rate = atof(optarg);
-            break;
-        case 'i':
-            o->intakes = atoi(optarg);
-            break;
-        case 'm':
-            o->matchers = atoi(optarg);
-            break;
-        case 'c':
-            o->clients = atoi(optarg);
-            break;
-        case 'w':
-            o->in_flight = atoi(optarg);
-            break;
-        case 'q':
-            o->queue = optarg;
-            break;
-        case 'f':
-            o->config = optarg;
-            break;
-        case 'd':
-            o->drain = atof(optarg);
-            break;
-        case 'n':
-            o->concurrency = atoi(optarg);
-            break;
-        case 'j':
-            o->json = true;
-            break;
-        case 'h':
-            printf("usage: gamefn-bench %s [--seconds S] [--rate R] [--intakes N] %s"
-                   "[--clients C] [--in-flight W] %s[--json]\n",
-                   service ? "service" : "intake", service ? "[--matchers M] " : "",
-                   service ? "[--queue Q] [--config FILE] [--drain S] " : "[--concurrency K] ");
-            return 1;
-        default:
-            return -1;
-        }
+    const char *bench = service ? "service" : "intake";
+    const gf_bench_opt opts[] = {
+        GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
+        GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
+        GF_BENCH_OPT("intakes", &o->intakes, 1, 30),
+        GF_BENCH_OPT("matchers", &o->matchers, 0, 30),
+        GF_BENCH_OPT("clients", &o->clients, 1, GF_LOAD_MAX_CLIENTS),
+        GF_BENCH_OPT("in-flight", &o->in_flight, 1, GF_LOAD_MAX_WINDOW),
+        GF_BENCH_OPT("queue", &o->queue, 0, 0),
+        GF_BENCH_OPT("config", &o->config, 0, 0),
+        GF_BENCH_FLAG_OPT("json", &o->json),
+        GF_BENCH_OPT("drain", &o->drain, 0, 60),
+        GF_BENCH_OPT("concurrency", &o->concurrency, 1, 64),
+    };
+    int rc = gf_bench_options(bench, argc, argv, opts, sizeof opts / sizeof opts[0],
+                              service ? usage_service : usage_intake);
+    if (rc == 0 && o->intakes + o->matchers > 30) {
+        fprintf(stderr, "gamefn-bench %s: at most 30 intakes and matchers in all\n", bench);
+        rc = -1;
     }
-    if (o->seconds <= 0 || o->intakes < 1 || o->matchers < 0 || o->intakes + o->matchers > 30 ||
-        o->clients < 1 || o->clients > GF_LOAD_MAX_CLIENTS || o->in_flight < 1 ||
-        o->in_flight > GF_LOAD_MAX_WINDOW || o->rate < 0 || o->drain < 0 || o->drain > 60 ||
-        o->concurrency < 1 || o->concurrency > 64) {
-        fprintf(stderr, "gamefn-bench: option out of range\n");
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 /* The queues tickets go to: --queue, every queue of the config (service), or "duel". */
@@ -303,6 +225,15 @@ static int run(const svc_opts *o)
     }
     if (gf_load_table_init(&t, TABLE_BITS) != 0 || gf_natsd_start(NULL, &st.srv) != 0)
         return 1;
+    const char *build = getenv("GAMEFN_BUILD_DIR");
+    if (build && build[0])
+        snprintf(st.build, sizeof st.build, "%s", build);
+    else
+        gf_bench_build_dir(st.build, sizeof st.build);
+    st.fns = (gf_bench_fns){.bench = o->service ? "service" : "intake",
+                            .build = st.build,
+                            .log_dir = gf_natsd_dir(st.srv),
+                            .grace_ms = 10000};
     if (o->service) {
         snprintf(st.config, sizeof st.config, "%s", o->config);
     } else {
@@ -329,10 +260,7 @@ static int run(const svc_opts *o)
     double baseline = kv_sync_rate(st.js, 2.0);
     natsSubscription *status = NULL;
     natsConnection *snc = NULL;
-    natsConnection_ConnectTo(&snc, gf_natsd_url(st.srv));
-    natsConnection_Subscribe(&status, snc, "gamefn.v1.ticket.status.>", gf_load_on_status, &t);
-    natsSubscription_SetPendingLimits(status, -1, -1);
-    natsConnection_Flush(snc);
+    gf_load_watch_status(gf_natsd_url(st.srv), &t, &snc, &status);
 
     uint64_t w0 = last_seq(st.js, "KV_tickets") + last_seq(st.js, "KV_players") +
                   last_seq(st.js, "KV_matches");
@@ -411,10 +339,7 @@ static int run(const svc_opts *o)
             "p99_match_ms", finite_or(gf_load_pct(ttm, nttm, 0.99)), "writes_per_ticket",
             ok ? (double)(w1 - w0) / (double)ok : 0, "kv_sync_per_s", baseline, "ratio_to_sync_kv",
             baseline > 0 ? rate / baseline : 0);
-        char *text = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", text);
-        free(text);
-        json_decref(j);
+        gf_bench_json_line(j, JSON_COMPACT);
     }
     free(lr.lat_us);
     free(ttm);
