@@ -28,6 +28,7 @@
 
 #include "events.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/effect_record.h"
 #include "gamefn/fetch.h"
 #include "gamefn/util.h"
@@ -250,8 +251,7 @@ int ev_observer_start(ev_observer *o, ev_plan *p, const char *url)
 
 void ev_observer_stop(ev_observer *o)
 {
-    natsSubscription_Unsubscribe(o->sub);
-    natsSubscription_Destroy(o->sub);
+    gf_sub_close(o->sub, 2000); /* its callback uses o */
     natsConnection_Destroy(o->nc);
     memset(o, 0, sizeof *o);
 }
@@ -271,6 +271,29 @@ int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to
         last = e > last ? e : last;
     }
     return last;
+}
+
+int64_t ev_drained_wait(jsCtx *js, const char *group, int partitions, int64_t timeout_ms,
+                        ev_give_up give_up, void *arg)
+{
+    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
+    for (unsigned polls = 0; gf_clock_mono_ms() <= deadline; polls++) {
+        bool drained = true;
+        for (int p = 0; p < partitions && drained; p++) {
+            char durable[64];
+            jsConsumerInfo *ci = NULL;
+            snprintf(durable, sizeof durable, "%s-p%02d", group, p);
+            drained = js_GetConsumerInfo(&ci, js, "EVENTS", durable, NULL, NULL) == NATS_OK &&
+                      ci->NumPending == 0 && ci->NumAckPending == 0;
+            jsConsumerInfo_Destroy(ci);
+        }
+        if (drained) /* the end of the poll that saw it: never earlier than the drain */
+            return gf_clock_mono_ns();
+        if (give_up && polls % 5 == 4 && give_up(arg))
+            return -1;
+        gf_clock_sleep_ms(20);
+    }
+    return -1;
 }
 
 /* ---- the raw pipeline -------------------------------------------------------------------- */

@@ -81,8 +81,10 @@ gf_err gf_event_check(const Gamefn__V1__GameEvent *ev, gf_event_problem *problem
  * whole event. GF_OK with *out set (free with gf_event_free); GF_ERR_INVALID with
  * *problem filled ("bytes" when the size or the encoding is wrong; the string's field,
  * e.g. "player_id" or "generic.attributes.value", "holds a NUL byte" when its encoded
- * bytes hold one, which the decoded C string would silently end at); GF_ERR_NOMEM.
- * Any valid encoding is accepted: nothing is compared with a re-encoding. */
+ * bytes hold one, which the decoded C string would silently end at). protobuf-c's
+ * unpack cannot tell an allocation failure from bad bytes, so one is reported as
+ * "bytes" too (and dead-lettered like them; rare enough to leave so). Any valid encoding
+ * is accepted: nothing is compared with a re-encoding. */
 gf_err gf_event_decode(const uint8_t *data, size_t len, Gamefn__V1__GameEvent **out,
                        gf_event_problem *problem);
 
