@@ -229,10 +229,21 @@ int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const 
 {
     if (gf_fnenv_spawn(env, p, relative, instance, extra_env) != 0)
         return -1;
-    if (gf_fnenv_wait_ping(env, name, instance, 10000))
-        return 0;
+    return gf_fnenv_wait_ready(env, p, name, instance, 10000) ? 0 : -1;
+}
+
+bool gf_fnenv_wait_ready(gf_fnenv *env, gf_proc *p, const char *name, const char *instance,
+                         int timeout_ms)
+{
+    if (gf_fnenv_wait_ping(env, name, instance, timeout_ms))
+        return true;
+    char how[128] = "still running";
+    if (gf_proc_wait(p, 0) == 0)
+        gf_proc_describe(p, how, sizeof how);
+    fprintf(stderr, "--- %s did not answer $SRV.PING within %d ms: %s\n", instance, timeout_ms,
+            how);
     gf_proc_dump_log(p, 30);
-    return -1;
+    return false;
 }
 
 natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)

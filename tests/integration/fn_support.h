@@ -81,6 +81,10 @@ bool gf_fnenv_stop(gf_proc *p, int timeout_ms);
 
 /* Waits until `$SRV.PING.<name>.<id>` answers (the instance is up). */
 bool gf_fnenv_wait_ping(gf_fnenv *env, const char *name, const char *id, int timeout_ms);
+/* The same for a process this test spawned: when it does not answer, says whether it is
+ * still running or how it ended, and shows the end of its log. */
+bool gf_fnenv_wait_ready(gf_fnenv *env, gf_proc *p, const char *name, const char *instance,
+                         int timeout_ms);
 
 /* One request to a $SRV subject; *json is malloc'd text (caller frees). */
 int gf_fnenv_srv(gf_fnenv *env, const char *subject, char **json);

@@ -83,7 +83,7 @@ static void acks_after_success(void **state)
     tally t = {.max = 200};
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w1", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w1", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 200, NULL), 0);
 
     struct want want = {&t, 200};
@@ -106,7 +106,7 @@ static void nak_redelivers_and_term_does_not(void **state)
     tally t = {.max = 10};
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w1", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w1", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 1, "nak-once"), 0);
     assert_int_equal(gf_fnenv_publish_jobs(&env, 1, 2, "term"), 0);
     /* j2 carries a header the handler rejects as invalid before recording anything. */
@@ -140,8 +140,8 @@ static void in_progress_keeps_a_long_job_from_redelivery(void **state)
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w1", pull_env), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &other, WORKER, "w2", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w2", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w1", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &other, "test-worker", "w2", 10000));
     /* 3 s of work against a 2 s ack wait: without in-progress the idle second
      * worker would get it again after 2 s. */
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 1, "long"), 0);
@@ -171,7 +171,7 @@ static void sigkill_hands_unacked_work_to_another_worker(void **state)
     tally t = {.max = 40};
     assert_int_equal(gf_fnenv_start(&env, "  test-worker:\n    delay: 150ms\n"), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &a, "test-worker", "a", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 40, NULL), 0);
     assert_true(gf_fnenv_eventually(handled_some, &env, &t, 10000));
 
@@ -201,7 +201,7 @@ static void sigterm_finishes_and_acks_what_it_holds(void **state)
     tally t = {.max = 30};
     assert_int_equal(gf_fnenv_start(&env, "  test-worker:\n    delay: 100ms\n"), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &a, "test-worker", "a", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 30, NULL), 0);
     assert_true(gf_fnenv_eventually(handled_some, &env, &t, 10000));
     assert_true(
@@ -238,7 +238,7 @@ static void stuck_handler_is_abandoned_at_the_drain_deadline(void **state)
     /* The handler takes 20 s; the drain deadline is 5 s (fn_support's config). */
     assert_int_equal(gf_fnenv_start(&env, "  test-worker:\n    delay: 20s\n"), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "stuck", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "stuck", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "stuck", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 1, NULL), 0);
     assert_true(gf_fnenv_eventually(handler_started, &env, NULL, 10000));
     gf_proc_signal(&w, SIGTERM);
@@ -258,7 +258,7 @@ static void pulls_resume_after_nats_restarts(void **state)
     tally t = {.max = 20};
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w1", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w1", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w1", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 10, NULL), 0);
     struct want want = {&t, 10};
     assert_true(gf_fnenv_eventually(all_handled, &env, &want, 10000));

@@ -91,8 +91,8 @@ static void two_workers_run_each_job_once(const gf_fnenv_opts *opts)
     assert_int_equal(gf_fnenv_start_opts(&env, opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", pull_env), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &b, WORKER, "b", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "b", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &a, "test-worker", "a", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &b, "test-worker", "b", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, JOBS, NULL), 0);
     if (!gf_fnenv_eventually(all_completed, &env, &c, 30000)) {
         gf_proc_dump_log(&a, 40);
@@ -175,7 +175,7 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
     assert_int_equal(gf_fnenv_spawn(&env, &last, WORKER, "last", pull_env), 0);
     /* Ready before anything else: the jobs may all be settled already, and a SIGTERM that
      * lands before main() has blocked it ends the process by the default action. */
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "last", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &last, "test-worker", "last", 10000));
     assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 30000));
     read_counts(&env, &c);
     for (int i = 0; i < JOBS; i++) {
@@ -220,7 +220,7 @@ static void a_vanished_stream_is_recreated_or_reported(void **state)
     int job = 0;
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w", 10000));
     gf_fnenv_health_want healthy = {"test-worker", "w", NULL};
     gf_fnenv_health_want stream_lost = {"test-worker", "w",
                                         "endpoint jobs: stream TEST_JOBS is missing and "
@@ -263,7 +263,7 @@ static void a_deleted_consumer_resumes_where_it_was(void **state)
     counts c;
     assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &w, WORKER, "w", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w, "test-worker", "w", 10000));
     assert_int_equal(gf_fnenv_publish_jobs(&env, 0, 2, NULL), 0);
     assert_int_equal(gf_fnenv_publish_jobs(&env, 2, 3, "fail"),
                      0); /* poison: fails twice, then it is a dead letter */
@@ -296,7 +296,7 @@ static void a_deleted_consumer_resumes_where_it_was(void **state)
     assert_int_equal(js_DeleteConsumer(env.js, "TEST_JOBS", "worker", NULL, NULL), NATS_OK);
     gf_proc w2 = {0};
     assert_int_equal(gf_fnenv_spawn(&env, &w2, WORKER, "w2", pull_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "w2", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &w2, "test-worker", "w2", 10000));
     assert_true(0 < gf_fnenv_log_count(
                         &w2, "consumer created with deliver=all on a stream that holds messages"));
     assert_true(gf_fnenv_stop(&w2, 15000));

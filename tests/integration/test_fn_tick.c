@@ -136,8 +136,10 @@ static void one_leader_and_failover(void **state)
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", tick_env), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &b, WORKER, "b", tick_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "b", 10000));
+    /* 30 s: the two provision at once, and under a sanitizer on a loaded machine a
+     * JetStream API call may time out and be retried with backoff (CI saw 10 s pass). */
+    assert_true(gf_fnenv_wait_ready(&env, &a, "test-worker", "a", 30000));
+    assert_true(gf_fnenv_wait_ready(&env, &b, "test-worker", "b", 30000));
 
     struct more m = {20};
     assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 15000));
@@ -178,7 +180,7 @@ static void clean_stop_releases_the_lease(void **state)
     gf_proc a = {0};
     assert_int_equal(gf_fnenv_start(&env, NULL), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, WORKER, "a", tick_env), 0);
-    assert_true(gf_fnenv_wait_ping(&env, "test-worker", "a", 10000));
+    assert_true(gf_fnenv_wait_ready(&env, &a, "test-worker", "a", 30000));
     struct more m = {3};
     assert_true(gf_fnenv_eventually(ticks_beyond, &env, &m, 10000));
     char holder[96];
