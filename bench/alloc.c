@@ -23,6 +23,7 @@
 
 #include "bench.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
 #include "gamefn/v1/ticket.pb-c.h"
@@ -310,7 +311,8 @@ int gf_bench_alloc(int argc, char **argv)
     double seconds = (double)(gf_clock_mono_ns() - t0) / 1e9;
     long long in1 = js_writes(nc);
     gf_gamesim_stats_get(sim, &st);
-    natsSubscription_Unsubscribe(sub);
+    gf_sub_close(sub, 2000); /* its callback writes to r: done with it before reading */
+    sub = NULL;
     pthread_mutex_lock(&r.lock);
     report(&r, seconds, in0 >= 0 && in1 >= 0 ? in1 - in0 : -1, &st);
     pthread_mutex_unlock(&r.lock);

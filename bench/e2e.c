@@ -46,6 +46,7 @@
 
 #include "bench.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
 #include "gamefn/tickets/config.h"
@@ -702,8 +703,8 @@ int gf_bench_e2e(int argc, char **argv)
             (unsigned long long)ss.tokens_ok, (unsigned long long)ss.tokens_bad,
             (unsigned long long)ss.allocations_gone, (unsigned long long)ss.heartbeats,
             (unsigned long long)ss.heartbeat_failures);
-    natsSubscription_Unsubscribe(status);
-    natsConnection_Flush(snc);
+    gf_sub_close(status, 2000); /* its callback writes to t: done with it before reading */
+    status = NULL;
     timings(&t, t0, o.seconds, &f);
     f.submitted_per_s = (double)f.submitted / o.seconds;
     f.tickets_per_s = (double)f.assigned_in_run / o.seconds;

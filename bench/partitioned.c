@@ -29,6 +29,7 @@
 
 #include "bench.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "natsd.h"
 #include "proc.h"
 #include "stack.h"
@@ -342,7 +343,7 @@ int gf_bench_partitioned(int argc, char **argv)
     rc = 0;
 out:
     gf_bench_fns_free(&reps);
-    natsSubscription_Destroy(sub);
+    gf_sub_close(sub, 2000); /* its callback writes to prog */
     jsCtx_Destroy(js);
     natsConnection_Destroy(nc);
     gf_natsd_free(srv);

@@ -33,6 +33,7 @@
 
 #include "bench.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/v1/ticket.pb-c.h"
 #include "natsd.h"
 #include "load.h"
@@ -281,8 +282,8 @@ static int run(const svc_opts *o)
         gf_clock_sleep_ms((int64_t)(o->drain * 1000)); /* the last tickets' ticks */
     const double *lat = lr.lat_us;
     size_t nlat = (size_t)lr.nlat;
-    natsSubscription_Unsubscribe(status);
-    natsConnection_Flush(snc);
+    gf_sub_close(status, 2000); /* its callback writes to t: done with it before reading */
+    status = NULL;
     pthread_mutex_lock(&t.mu);
     double *ttm = malloc((size_t)(ok ? ok : 1) * sizeof *ttm);
     size_t nttm = 0, claimed_in_run = 0;
