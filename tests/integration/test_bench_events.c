@@ -50,13 +50,29 @@ static bool wait_output(const gf_proc *p, const char *needle, int timeout_ms, ch
     return true;
 }
 
-static void bench_path(char *bench, size_t size, char *log)
+/* Starts a short bench (10,000 events over 100 players) with its output into log (a
+ * mkstemp template, rewritten). */
+static void spawn_bench(gf_proc *p, char *log, char *latency_seconds, char *catchup, bool json)
 {
     const char *build = getenv("GAMEFN_BUILD_DIR");
-    snprintf(bench, size, "%s/bench/gamefn-bench", build ? build : "build");
+    char bench[512];
+    snprintf(bench, sizeof bench, "%s/bench/gamefn-bench", build ? build : "build");
     int fd = mkstemp(log);
     assert_true(fd >= 0);
     close(fd);
+    char *args[] = {bench,
+                    "events",
+                    "--events",
+                    "10000",
+                    "--players",
+                    "100",
+                    "--latency-seconds",
+                    latency_seconds,
+                    "--catchup",
+                    catchup,
+                    json ? "--json" : NULL,
+                    NULL};
+    assert_int_equal(gf_proc_spawn(p, args, NULL, log), 0);
 }
 
 static double number(const json_t *j, const char *key)
@@ -71,13 +87,9 @@ static void a_short_run_reports_every_figure(void **state)
 {
     (void)state;
     static char out[1 << 16];
-    char bench[512], log[] = "/tmp/gamefn-bench-events-XXXXXX";
-    bench_path(bench, sizeof bench, log);
-    char *args[] = {
-        bench, "events",    "--events", "10000",  "--players", "100", "--latency-seconds",
-        "1",   "--catchup", "10000",    "--json", NULL};
+    char log[] = "/tmp/gamefn-bench-events-XXXXXX";
     gf_proc p = {0};
-    assert_int_equal(gf_proc_spawn(&p, args, NULL, log), 0);
+    spawn_bench(&p, log, "1", "10000", true);
     assert_int_equal(gf_proc_wait(&p, 150000), 0);
     output(&p, out, sizeof out);
     if (!gf_proc_exited_with(&p, 0))
@@ -105,13 +117,9 @@ static void a_dead_replica_ends_the_run_at_once(void **state)
 {
     (void)state;
     static char out[1 << 16];
-    char bench[512], log[] = "/tmp/gamefn-bench-events-XXXXXX";
-    bench_path(bench, sizeof bench, log);
-    char *args[] = {
-        bench, "events",    "--events", "10000", "--players", "100", "--latency-seconds",
-        "5",   "--catchup", "0",        NULL};
+    char log[] = "/tmp/gamefn-bench-events-XXXXXX";
     gf_proc p = {0};
-    assert_int_equal(gf_proc_spawn(&p, args, NULL, log), 0);
+    spawn_bench(&p, log, "5", "0", false);
 
     if (!wait_output(&p, "events: latency", 90000, out, sizeof out)) {
         gf_proc_cleanup(&p);
