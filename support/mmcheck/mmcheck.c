@@ -37,10 +37,12 @@ gf_err gf_mmcheck_run(natsConnection *nc, jsCtx *js, const gf_mmcheck_opts *opts
     gf_err err = gf_check_new(&p, &m->checker);
     if (err == GF_OK)
         err = gf_check_read(nc, js, m->checker, &ro, &notes, why, sizeof why);
-    if (err == GF_OK && notes.text[0]) {
+    if (err == GF_OK && notes.text[0])
         fprintf(stderr, "mmcheck: %s\n", notes.text);
-        err = notes.missing_audit ? GF_ERR_NOT_FOUND : GF_ERR_TIMEOUT;
-    }
+    if (err == GF_OK && notes.missing_audit)
+        err = GF_ERR_NOT_FOUND;
+    else if (err == GF_OK && notes.incomplete)
+        err = GF_ERR_TIMEOUT;
     if (err == GF_OK)
         err = gf_check_finish(m->checker, &m->report);
     if (err != GF_OK) {

@@ -37,16 +37,33 @@ typedef struct reader {
 
 typedef gf_err (*msg_fn)(reader *r, natsMsg *m, const jsMsgMetaData *meta, const char *prefix);
 
+static void vnote(reader *r, const char *fmt, va_list ap)
+{
+    char line[300];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(r->notes->text);
+    snprintf(r->notes->text + n, sizeof r->notes->text - n, "%s%s", n ? "; " : "", line);
+}
+
+/* What the read could not do: the report is incomplete. */
 static void note(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(reader *r, const char *fmt, ...)
 {
-    char line[300];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vnote(r, fmt, ap);
     va_end(ap);
-    size_t n = strlen(r->notes->text);
-    snprintf(r->notes->text + n, sizeof r->notes->text - n, "%s%s", n ? "; " : "", line);
+    r->notes->incomplete = true;
+}
+
+/* What the read left out on purpose, without loss to any count. */
+static void remark(reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void remark(reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vnote(r, fmt, ap);
+    va_end(ap);
 }
 
 static gf_err fail(reader *r, natsStatus s, const char *fmt, ...)
@@ -260,10 +277,10 @@ static gf_err read_matches(reader *r)
     if (msgs == 0)
         return GF_OK;
     if (last - first > MATCHES_MAX_SPAN) {
-        note(r,
-             "MATCHES holds %llu matches over %llu sequences: not read (the claims give "
-             "their formation times)",
-             (unsigned long long)msgs, (unsigned long long)(last - first + 1));
+        remark(r,
+               "MATCHES holds %llu matches over %llu sequences: not read (the claims give "
+               "their formation times)",
+               (unsigned long long)msgs, (unsigned long long)(last - first + 1));
         return GF_OK;
     }
     for (uint64_t seq = first; seq <= last && err == GF_OK; seq++) {

@@ -68,9 +68,12 @@ typedef struct gf_check_read_opts {
 } gf_check_read_opts;
 
 /* What the read could not do: a missing stream, a mirror that did not catch up, no
- * leaderboard answering. One line each, ";"-separated, in `notes`. */
+ * leaderboard answering (each sets `incomplete`); and what it left out on purpose, which
+ * does not (a MATCHES backlog too long to read: the claims give those matches' formation
+ * times). One line each, ";"-separated, in `text`. */
 typedef struct gf_check_read_notes {
     char text[1024];
+    bool incomplete;    /* some count cannot be trusted as read */
     bool missing_audit; /* an AUDIT_* mirror does not exist */
 } gf_check_read_notes;
 
