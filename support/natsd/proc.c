@@ -284,7 +284,9 @@ bool gf_proc_exited_with(const gf_proc *p, int code)
 void gf_proc_describe(const gf_proc *p, char *buf, size_t size)
 {
     int st = p->exit_status;
-    if (WIFEXITED(st))
+    if (p->pid > 0)
+        snprintf(buf, size, "still running (pid %d)", (int)p->pid);
+    else if (WIFEXITED(st))
         snprintf(buf, size, "exited with status %d", WEXITSTATUS(st));
     else if (WIFSIGNALED(st))
         snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));

@@ -39,7 +39,9 @@ bool gf_proc_running(gf_proc *p);
 bool gf_proc_exited_with(const gf_proc *p, int code);
 
 /* How a reaped child ended, from its exit_status: "exited with status 3", "killed by
- * signal 9 (Killed)". Always NUL-terminates buf. */
+ * signal 9 (Killed)"; "still running (pid N)" when it has not been reaped (call
+ * gf_proc_running or gf_proc_wait first to reap one that ended). Always NUL-terminates
+ * buf. */
 void gf_proc_describe(const gf_proc *p, char *buf, size_t size);
 
 /* Kills (SIGKILL) and reaps if still running. */

@@ -232,17 +232,23 @@ int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const 
     return gf_fnenv_wait_ready(env, p, name, instance, 10000) ? 0 : -1;
 }
 
+/* A child that did not do `what`: on stderr, whether it still runs or how it ended (it
+ * is reaped first if it ended), then the end of its log. */
+static void say_what_became_of(gf_proc *p, const char *what, int timeout_ms)
+{
+    char how[128];
+    gf_proc_running(p);
+    gf_proc_describe(p, how, sizeof how);
+    fprintf(stderr, "--- %s %s within %d ms: %s\n", p->log_path, what, timeout_ms, how);
+    gf_proc_dump_log(p, 30);
+}
+
 bool gf_fnenv_wait_ready(gf_fnenv *env, gf_proc *p, const char *name, const char *instance,
                          int timeout_ms)
 {
     if (gf_fnenv_wait_ping(env, name, instance, timeout_ms))
         return true;
-    char how[128] = "still running";
-    if (gf_proc_wait(p, 0) == 0)
-        gf_proc_describe(p, how, sizeof how);
-    fprintf(stderr, "--- %s did not answer $SRV.PING within %d ms: %s\n", instance, timeout_ms,
-            how);
-    gf_proc_dump_log(p, 30);
+    say_what_became_of(p, "did not answer $SRV.PING", timeout_ms);
     return false;
 }
 
@@ -259,14 +265,9 @@ natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
 {
     gf_proc_signal(p, SIGTERM);
-    bool ended = gf_proc_wait(p, timeout_ms) == 0;
-    if (ended && gf_proc_exited_with(p, 0))
+    if (gf_proc_wait(p, timeout_ms) == 0 && gf_proc_exited_with(p, 0))
         return true;
-    char how[128] = "still running";
-    if (ended)
-        gf_proc_describe(p, how, sizeof how);
-    fprintf(stderr, "--- %s after SIGTERM and %d ms: %s\n", p->log_path, timeout_ms, how);
-    gf_proc_dump_log(p, 30);
+    say_what_became_of(p, "did not exit 0 after SIGTERM", timeout_ms);
     return false;
 }
 

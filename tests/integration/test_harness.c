@@ -115,6 +115,9 @@ static void test_proc_spawn_wait_signal(void **state)
     assert_int_equal(p.pid, 0);
     assert_true(gf_proc_exited_with(&p, 3));
     assert_false(gf_proc_exited_with(&p, 0));
+    char how[64];
+    gf_proc_describe(&p, how, sizeof how);
+    assert_string_equal(how, "exited with status 3");
     FILE *f = fopen(log, "r");
     assert_non_null(f);
     char line[128] = "";
@@ -138,9 +141,15 @@ static void test_proc_spawn_wait_signal(void **state)
     pid_t pid = p.pid;
     assert_true(gf_proc_running(&p));
     assert_int_equal(gf_proc_wait(&p, 50), -1);
+    char want[64];
+    snprintf(want, sizeof want, "still running (pid %d)", (int)pid);
+    gf_proc_describe(&p, how, sizeof how);
+    assert_string_equal(how, want);
     assert_int_equal(gf_proc_signal(&p, SIGTERM), 0);
     assert_int_equal(gf_proc_wait(&p, 5000), 0);
     assert_true(WIFSIGNALED(p.exit_status) && WTERMSIG(p.exit_status) == SIGTERM);
+    gf_proc_describe(&p, how, sizeof how);
+    assert_string_equal(how, "killed by signal 15 (Terminated)");
     assert_false(gf_proc_running(&p));
     assert_true(th_pid_gone(pid));
     assert_int_equal(gf_proc_signal(&p, SIGTERM), 0); /* reaped: no-op, never a stray kill */
