@@ -822,34 +822,50 @@ static void *race(void *p)
     return NULL;
 }
 
-/* Two functions starting at once provision the same assets: both succeed. */
+/* Functions starting at once provision the same assets: every one succeeds. Four
+ * provisioners per round, 20 rounds of fresh assets: the lost create comes back as "name
+ * already in use" or, on nats-server 2.9.10, as "subjects overlap" with the stream the
+ * winner just made (a CI run saw a replica exit on it). */
+enum { RACERS = 4, RACE_ROUNDS = 20 };
+
 static void test_concurrent_provisioners(void **state)
 {
     fixture *f = *state;
-    const char *subjects[] = {"race.>"};
-    gf_stream_config streams[1] = {stream_cfg("RACE", subjects, 1)};
-    streams[0].max_age_ms = 1 * HOUR;
-    gf_bucket_config buckets[1] = {bucket_cfg("race", 2, 0)};
-    gf_consumer_config consumers[1] = {{.stream = "RACE", .name = "c", .ack_wait_ms = 5 * SEC}};
-    gf_jetstream_config js = {streams, 1, consumers, 1, buckets, 1};
-    natsConnection *nc2 = NULL;
-    assert_int_equal(natsConnection_ConnectTo(&nc2, gf_natsd_url(f->server)), NATS_OK);
+    natsConnection *nc[RACERS] = {f->nc};
+    for (int i = 1; i < RACERS; i++)
+        assert_int_equal(natsConnection_ConnectTo(&nc[i], gf_natsd_url(f->server)), NATS_OK);
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        char name[32], subject[32], bucket[32];
+        snprintf(name, sizeof name, "RACE%d", round);
+        snprintf(subject, sizeof subject, "race%d.>", round);
+        snprintf(bucket, sizeof bucket, "race%d", round);
+        const char *subjects[] = {subject};
+        gf_stream_config streams[1] = {stream_cfg(name, subjects, 1)};
+        streams[0].max_age_ms = 1 * HOUR;
+        gf_bucket_config buckets[1] = {bucket_cfg(bucket, 2, 0)};
+        gf_consumer_config consumers[1] = {{.stream = name, .name = "c", .ack_wait_ms = 5 * SEC}};
+        gf_jetstream_config js = {streams, 1, consumers, 1, buckets, 1};
 
-    racer r[2] = {{.nc = f->nc, .cfg = &js}, {.nc = nc2, .cfg = &js}};
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
-    for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
-    for (int i = 0; i < 2; i++) {
-        if (r[i].err != GF_OK)
-            fail_msg("provisioner %d: %s (%s)", i, gf_err_str(r[i].err), r[i].res.message);
+        racer r[RACERS];
+        pthread_t th[RACERS];
+        for (int i = 0; i < RACERS; i++) {
+            r[i] = (racer){.nc = nc[i], .cfg = &js};
+            assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+        }
+        for (int i = 0; i < RACERS; i++)
+            pthread_join(th[i], NULL);
+        for (int i = 0; i < RACERS; i++) {
+            if (r[i].err != GF_OK)
+                fail_msg("round %d, provisioner %d: %s (%s)", round, i, gf_err_str(r[i].err),
+                         r[i].res.message);
+        }
+        jsConsumerInfo_Destroy(consumer_info(f, name, "c"));
+        gf_provision_result res;
+        assert_int_equal(gf_provision_all(f->js, &js, false, &res), GF_OK);
+        assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
     }
-    natsConnection_Destroy(nc2);
-    jsConsumerInfo_Destroy(consumer_info(f, "RACE", "c"));
-    gf_provision_result res;
-    assert_int_equal(gf_provision_all(f->js, &js, false, &res), GF_OK);
-    assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
+    for (int i = 1; i < RACERS; i++)
+        natsConnection_Destroy(nc[i]);
 }
 
 int main(void)

@@ -18,7 +18,8 @@
  *    the server may still refuse (e.g. replicas on a single server) and we
  *    report its words.
  *  - Two processes provisioning at once: if our create loses to another
- *    creator (10058 "name already in use"), we read again and compare.
+ *    creator (10058 "name already in use", or 10065 "subjects overlap" with the stream
+ *    the other just made), we read again and compare.
  *  - Units: config durations are ms, jsStreamConfig wants ns (docs/NATS-FACTS.md §2).
  *
  * Folder runtime/src/provision/: making JetStream streams, consumers and KV buckets
@@ -315,15 +316,27 @@ static gf_err stream_apply(jsCtx *js, const gf_stream_config *cfg, bool update,
             *warn = gf__prov_created(&diff, asset, res);
             goto out;
         }
-        if (jerr != JSStreamNameExistErr) {
-            gf__prov_message(res, "%s: create failed: %s", asset, gf__prov_nats_text(s));
+        /* Someone may have created it between our read and our create: a concurrent
+         * creator's stream makes ours fail with "name already in use", or (nats-server
+         * 2.9.10, seen with two replicas starting at once) with "subjects overlap" when the
+         * overlap is with that very stream. Read again: if ours exists now, compare. */
+        char create_text[256]; /* the server's words, before the read below replaces them */
+        snprintf(create_text, sizeof create_text, "%s", gf__prov_nats_text(s));
+        natsStatus created = s;
+        jsErrCode create_err = jerr;
+        bool overlap = create_err == JSStreamSubjectOverlapErr;
+        if (create_err == JSStreamNameExistErr || overlap) {
+            jerr = 0;
+            s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
+        }
+        bool raced = create_err == JSStreamNameExistErr ||
+                     (overlap && !(s != NATS_OK && stream_absent(s, jerr)));
+        if (!raced) {
+            gf__prov_message(res, "%s: create failed: %s", asset, create_text);
             /* another stream already takes these subjects: an asset conflict */
-            err = jerr == JSStreamSubjectOverlapErr ? GF_ERR_CONFLICT : gf__nats_js_err(s, jerr);
+            err = overlap ? GF_ERR_CONFLICT : gf__nats_js_err(created, create_err);
             goto out;
         }
-        /* Someone created it between our read and our create: compare with theirs. */
-        jerr = 0;
-        s = js_GetStreamInfo(&si, js, cfg->name, NULL, &jerr);
     }
     if (s != NATS_OK) {
         gf__prov_message(res, "%s: cannot read stream info: %s", asset, gf__prov_nats_text(s));
