@@ -67,6 +67,7 @@ typedef struct e2e_opts {
     int max_in_flight; /* runtime.max_in_flight: the allocator's matches at once */
     int64_t play_ms;
     const char *queue, *config;
+    const char *flush; /* nats.flush of the functions */
     bool json, keep;
 } e2e_opts;
 
@@ -103,6 +104,7 @@ static void usage(FILE *f)
            "  --config FILE    where the queue table comes from (config/gamefn.yaml)\n"
            "  --raw-seconds S  length of the raw publish baseline (3)\n"
            "  --max-in-flight N runtime.max_in_flight: matches an allocator works on at once (16)\n"
+           "  --flush MODE     nats.flush of the functions: immediate (default) or batched\n"
            "  --keep           keep the run's directory (logs, config)\n"
            "  --json           one JSON object as the last line of stdout\n");
 }
@@ -122,7 +124,8 @@ static int parse(int argc, char **argv, e2e_opts *o)
                     .in_flight = 128,
                     .play_ms = 100,
                     .max_in_flight = 16,
-                    .config = "config/gamefn.yaml"};
+                    .config = "config/gamefn.yaml",
+                    .flush = "immediate"};
     const gf_bench_opt opts[] = {
         GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
         GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
@@ -140,6 +143,7 @@ static int parse(int argc, char **argv, e2e_opts *o)
         GF_BENCH_OPT("config", &o->config, 0, 0),
         GF_BENCH_OPT("raw-seconds", &o->raw_seconds, 1e-3, 1e6),
         GF_BENCH_OPT("max-in-flight", &o->max_in_flight, 1, 1024),
+        GF_BENCH_OPT("flush", &o->flush, 0, 0),
         GF_BENCH_FLAG_OPT("keep", &o->keep),
         GF_BENCH_FLAG_OPT("json", &o->json),
     };
@@ -148,6 +152,10 @@ static int parse(int argc, char **argv, e2e_opts *o)
     if (rc == 0 && o->intakes + o->matchers + o->allocators + o->fleets + 1 > GF_BENCH_MAX_FNS) {
         fprintf(stderr, "gamefn-bench e2e: at most %d function processes in all\n",
                 GF_BENCH_MAX_FNS);
+        usage(stderr);
+        rc = -1;
+    }
+    if (rc == 0 && !gf_bench_flush_ok("e2e", o->flush)) {
         usage(stderr);
         rc = -1;
     }
@@ -246,7 +254,8 @@ static int stack_up(stack *s, const e2e_opts *o)
                            .functions_extra = extra,
                            .fleet_extra = "    warmup: 2s\n    forecast_short: 5s\n"
                                           "    hibernate_after: 10m\n",
-                           .max_in_flight = o->max_in_flight};
+                           .max_in_flight = o->max_in_flight,
+                           .flush = o->flush};
     snprintf(log, sizeof log, "%s/provision.log", s->dir);
     if (gf_simstack_write(&so, s->config, NULL) != 0 ||
         gf_simstack_provision(s->build, s->config, log) != 0)
@@ -552,9 +561,9 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
              viol = gf_mmcheck_count(chk, "limit_violations"),
              half = gf_mmcheck_count(chk, "half_assigned_matches");
     printf("e2e: %d intake, %d matcher, %d allocator, %d fleet; %d servers (play %lld ms); "
-           "queue %s; rate %s; %.1f s\n",
+           "queue %s; rate %s; nats.flush %s; %.1f s\n",
            o->intakes, o->matchers, o->allocators, o->fleets, o->servers, (long long)o->play_ms,
-           o->queue ? o->queue : "all", o->rate > 0 ? "paced" : "open", f->secs);
+           o->queue ? o->queue : "all", o->rate > 0 ? "paced" : "open", o->flush, f->secs);
     printf("  submitted            %lld (%.0f/s), created %lld, errors %lld\n", f->submitted,
            f->submitted_per_s, f->created, f->errors);
     printf("  assigned             %lld in the run (%.0f tickets/s), %lld after the drain\n",
@@ -586,6 +595,7 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     json_t *j = json_object();
     json_object_set_new(j, "cpu_us_per_ticket", cpu);
     json_object_set_new(j, "seconds", json_real(f->secs));
+    json_object_set_new(j, "flush", json_string(o->flush));
     json_object_set_new(j, "submitted", json_integer(f->submitted));
     json_object_set_new(j, "submitted_per_s", json_real(f->submitted_per_s));
     json_object_set_new(j, "assigned", json_integer(f->assigned));

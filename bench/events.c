@@ -48,6 +48,7 @@ enum { MAX_REPLICAS = 4, WAIT_MS = 300000, PARTITIONS = 16 };
 typedef struct eopts {
     long long events, catchup;
     long players, batch, replicas, latency_seconds;
+    const char *flush; /* nats.flush of the leaderboard replicas */
     bool json, verbose;
 } eopts;
 
@@ -68,6 +69,8 @@ static void usage(FILE *f)
                "  --latency-seconds S   paced phase length, 1..120 (default 10)\n"
                "  --catchup N           events replayed after the outage, 0..5000000 "
                "(default 720000)\n"
+               "  --flush MODE          nats.flush of the replicas: immediate (default) or "
+               "batched\n"
                "  --verbose             the consumer's log at info level, dumped at the end\n"
                "  --json                one JSON object as the last line of stdout\n");
 }
@@ -79,7 +82,8 @@ static int parse(int argc, char **argv, eopts *o)
                  .players = 5000,
                  .batch = 1000,
                  .replicas = 1,
-                 .latency_seconds = 10};
+                 .latency_seconds = 10,
+                 .flush = "immediate"};
     const gf_bench_opt opts[] = {
         GF_BENCH_OPT("events", &o->events, 10000, 5000000),
         GF_BENCH_OPT("players", &o->players, 1, 1000000),
@@ -87,15 +91,21 @@ static int parse(int argc, char **argv, eopts *o)
         GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
         GF_BENCH_OPT("latency-seconds", &o->latency_seconds, 1, 120),
         GF_BENCH_OPT("catchup", &o->catchup, 0, 5000000),
+        GF_BENCH_OPT("flush", &o->flush, 0, 0),
         GF_BENCH_FLAG_OPT("json", &o->json),
         GF_BENCH_FLAG_OPT("verbose", &o->verbose),
     };
-    return gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    int rc = gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
+    if (rc == 0 && !gf_bench_flush_ok("events", o->flush)) {
+        usage(stderr);
+        return -1;
+    }
+    return rc;
 }
 
 static int write_config(const char *path, const char *url, const eopts *o)
 {
-    FILE *f = gf_bench_config_open("events", path, url, o->verbose, o->batch);
+    FILE *f = gf_bench_config_open("events", path, url, o->verbose, o->batch, o->flush);
     if (!f)
         return -1;
     fputs("jetstream:\n"
@@ -189,8 +199,8 @@ typedef struct results {
 static void report(const eopts *o, const results *r, const char *version)
 {
     printf("gamefn-bench events: nats-server %s single node, file storage, %ld players, "
-           "batch %ld, %ld replica(s)\n",
-           version, o->players, o->batch, o->replicas);
+           "batch %ld, %ld replica(s), nats.flush %s\n",
+           version, o->players, o->batch, o->replicas, o->flush);
     printf("  %-52s %10.0f events/s\n", "raw pipeline (async publish + fetch/ack, together)",
            r->raw);
     printf("  %-52s %10.0f events/s  (%.2f of raw)\n", "producer -> applied leaderboard effect",
@@ -218,6 +228,7 @@ static void report(const eopts *o, const results *r, const char *version)
         "catchup_events", (json_int_t)o->catchup, "lost", (json_int_t)r->lost, "double_applied",
         (json_int_t)r->doubled, "dead_lettered", (json_int_t)r->anomalies);
     if (j) {
+        json_object_set_new(j, "flush", json_string(o->flush));
         json_object_set_new(j, "kv_writes_per_event", json_real(r->writes_per_event));
         json_object_set_new(j, "raw_server_cpu_us", json_real(r->raw_server_cpu_us));
         json_object_set_new(j, "server_cpu_us", json_real(r->server_cpu_us));

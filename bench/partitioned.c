@@ -209,7 +209,7 @@ static double raw_partitioned_rate(jsCtx *js, const popts *o)
 
 static int write_config(const char *path, const char *url, const popts *o)
 {
-    FILE *f = gf_bench_config_open("partitioned", path, url, o->verbose, o->batch);
+    FILE *f = gf_bench_config_open("partitioned", path, url, o->verbose, o->batch, NULL);
     if (!f)
         return -1;
     fprintf(f,

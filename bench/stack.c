@@ -127,7 +127,7 @@ void gf_bench_fns_free(gf_bench_fns *s)
 }
 
 FILE *gf_bench_config_open(const char *bench, const char *path, const char *url, bool verbose,
-                           long fetch_batch)
+                           long fetch_batch, const char *flush)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -135,11 +135,19 @@ FILE *gf_bench_config_open(const char *bench, const char *path, const char *url,
         return NULL;
     }
     fprintf(f,
-            "nats:\n  servers: [\"%s\"]\n"
+            "nats:\n  servers: [\"%s\"]\n  flush: %s\n"
             "log:\n  level: %s\n"
             "runtime:\n  fetch_batch: %ld\n  fetch_expiry: 1s\n  heartbeat: 250ms\n",
-            url, verbose ? "info" : "warn", fetch_batch);
+            url, flush ? flush : "immediate", verbose ? "info" : "warn", fetch_batch);
     return f;
+}
+
+bool gf_bench_flush_ok(const char *bench, const char *flush)
+{
+    if (strcmp(flush, "immediate") == 0 || strcmp(flush, "batched") == 0)
+        return true;
+    fprintf(stderr, "gamefn-bench %s: --flush: immediate or batched, got '%s'\n", bench, flush);
+    return false;
 }
 
 bool gf_bench_rundir_make(const char *bench, char *tmpl)

@@ -73,11 +73,16 @@ void gf_bench_fns_stop(gf_bench_fns *s, const char *fn);
 void gf_bench_fns_free(gf_bench_fns *s);
 
 /* The config file of a bench's consumer replicas at path, opened for writing with its
- * nats, log (info with --verbose, else warn) and runtime sections written: the runtime
- * tuning the benches share (fetch_expiry 1s, heartbeat 250ms). The caller writes its
- * jetstream and functions sections and fcloses it. NULL after saying why. */
+ * nats (nats.flush: flush, NULL = immediate), log (info with --verbose, else warn) and
+ * runtime sections written: the runtime tuning the benches share (fetch_expiry 1s,
+ * heartbeat 250ms). The caller writes its jetstream and functions sections and fcloses
+ * it. NULL after saying why. */
 FILE *gf_bench_config_open(const char *bench, const char *path, const char *url, bool verbose,
-                           long fetch_batch);
+                           long fetch_batch, const char *flush);
+
+/* A --flush value (nats.flush of the functions a bench starts): "immediate" or
+ * "batched"; false after saying so on stderr. */
+bool gf_bench_flush_ok(const char *bench, const char *flush);
 
 /* A fresh run directory from a mkdtemp template ("/tmp/gamefn-bench-e2e-XXXXXX"), which
  * is rewritten in place; false after saying why. It outlives the nats-server (whose own

@@ -15,6 +15,7 @@ static const char config_template[] = "nats:\n"
                                       "  reconnect_wait: 100ms\n"
                                       "  reconnect_jitter: 50ms\n"
                                       "  reconnect_max_wait: 500ms\n"
+                                      "  flush: %s\n"
                                       "log:\n"
                                       "  level: %s\n"
                                       "runtime:\n"
@@ -84,7 +85,8 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
         return -1;
     }
     fprintf(
-        f, config_template, o->url, o->log_level ? o->log_level : "info",
+        f, config_template, o->url, o->flush ? o->flush : "immediate",
+        o->log_level ? o->log_level : "info",
         o->max_in_flight > 0 ? o->max_in_flight : 8, o->max_in_flight > 0 ? o->max_in_flight : 8,
         o->fetch_expiry ? o->fetch_expiry : "1s", o->backoff ? o->backoff : "[2s, 2s, 5s]",
         o->heartbeat ? o->heartbeat : "500ms", (long long)(3 * interval_ms),

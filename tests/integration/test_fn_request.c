@@ -187,11 +187,13 @@ static void handler_chooses_its_wire_code(void **state)
     gf_fnenv_free(&env);
 }
 
-static void sigterm_answers_the_request_in_flight(void **state)
+/* nats_extra: more of the echo's nats section (e.g. its flush mode). */
+static void sigterm_case(const char *nats_extra)
 {
     gf_fnenv env;
     gf_proc a = {0};
-    assert_int_equal(gf_fnenv_start(&env, "  echo:\n    delay: 800ms\n"), 0);
+    gf_fnenv_opts o = {.nats = nats_extra, .functions = "  echo:\n    delay: 800ms\n"};
+    assert_int_equal(gf_fnenv_start_opts(&env, &o), 0);
     assert_int_equal(gf_fnenv_spawn(&env, &a, ECHO, "slow", NULL), 0);
     assert_true(gf_fnenv_wait_ping(&env, "echo", "slow", 10000));
 
@@ -217,6 +219,20 @@ static void sigterm_answers_the_request_in_flight(void **state)
     natsSubscription_Destroy(sub);
     natsInbox_Destroy(inbox);
     gf_fnenv_free(&env);
+}
+
+static void sigterm_answers_the_request_in_flight(void **state)
+{
+    (void)state;
+    sigterm_case(NULL);
+}
+
+/* nats.flush batched: the reply sits in nats.c's buffer until the flusher writes it;
+ * the drain at SIGTERM must still get it out before the connection closes. */
+static void sigterm_answers_the_request_in_flight_batched(void **state)
+{
+    (void)state;
+    sigterm_case("  flush: batched\n");
 }
 
 static void starts_before_nats_and_connects_when_it_comes(void **state)
@@ -281,6 +297,7 @@ int main(void)
         cmocka_unit_test(bad_request_gets_typed_error_and_process_goes_on),
         cmocka_unit_test(handler_chooses_its_wire_code),
         cmocka_unit_test(sigterm_answers_the_request_in_flight),
+        cmocka_unit_test(sigterm_answers_the_request_in_flight_batched),
         cmocka_unit_test(starts_before_nats_and_connects_when_it_comes),
         cmocka_unit_test(broken_config_exits_2_with_file_line_column),
     };

@@ -51,6 +51,8 @@ static const err_case cases[] = {
      "'2h' is out of range (10ms..1h)"},
     {"log:\n  level: verbose\n", 0, GF_ERR_CONFIG, 2, 10, "log.level",
      "'verbose' is not one of: debug, info, warn, error, off"},
+    {"nats:\n  flush: never\n", 0, GF_ERR_CONFIG, 2, 10, "nats.flush",
+     "'never' is not one of: immediate, batched"},
     /* missing required keys point at the mapping that lacks them */
     {"jetstream:\n  streams:\n    - subjects: [a]\n", 0, GF_ERR_CONFIG, 3, 7,
      "jetstream.streams[0].name", "required key is missing"},

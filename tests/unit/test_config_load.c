@@ -39,6 +39,7 @@ static void defaults_apply(void **state)
     assert_int_equal(n->ping_interval_ms, 20000);
     assert_int_equal(n->reconnect_buffer, 8 * 1024 * 1024);
     assert_int_equal(n->api_timeout_ms, 5000);
+    assert_int_equal(n->flush, GF_NATS_FLUSH_IMMEDIATE);
     assert_int_equal(cfg->log.level, GF_LOG_INFO);
     assert_null(cfg->runtime.instance_id);
     assert_int_equal(cfg->runtime.drain_timeout_ms, 10000);
@@ -52,6 +53,10 @@ static void defaults_apply(void **state)
     assert_null(cfg->function);
     assert_null(gf_config_function(cfg));
     assert_string_equal(cfg->path, "t.yaml");
+    gf_config_free(cfg);
+
+    assert_int_equal(load("nats: {flush: batched}\n", NULL, &cfg, &err), GF_OK);
+    assert_int_equal(cfg->nats.flush, GF_NATS_FLUSH_BATCHED);
     gf_config_free(cfg);
 }
 

@@ -140,6 +140,12 @@ typedef struct gf_tls_config {
     const char *key_file;
 } gf_tls_config;
 
+/* How a connection writes what it publishes (docs/CONFIG.md, nats.flush). */
+typedef enum gf_nats_flush {
+    GF_NATS_FLUSH_IMMEDIATE, /* one write per message (nats.c SendAsap): lowest latency */
+    GF_NATS_FLUSH_BATCHED,   /* nats.c's flusher thread, about one write per millisecond */
+} gf_nats_flush;
+
 typedef struct gf_nats_config {
     const char **servers; /* at least one URL */
     size_t servers_len;
@@ -156,6 +162,7 @@ typedef struct gf_nats_config {
     int64_t reconnect_buffer; /* bytes buffered while disconnected */
     int64_t api_timeout_ms;   /* JetStream API calls */
     const char *inbox_prefix; /* reply subjects of our requests; NULL = nats.c's "_INBOX" */
+    int flush;                /* gf_nats_flush */
 } gf_nats_config;
 
 typedef struct gf_log_config {

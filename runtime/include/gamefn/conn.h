@@ -7,8 +7,9 @@
  * - credentials file, nkey seed file, or user and password; TLS with CA, client
  *   cert and key;
  * - connection name "<function>-<instance id>", visible in the server's /connz;
- * - SendAsap on, because responders otherwise pay nats.c's 1 ms flusher delay
- *   (docs/NATS-FACTS.md §1); off for gf_conn_open_batched;
+ * - SendAsap on unless nats.flush is `batched`: responders otherwise pay nats.c's 1 ms
+ *   flusher delay (docs/NATS-FACTS.md §1), but under load a write per message costs
+ *   CPU on both sides; gf_conn_open_batched chooses for itself;
  * - disconnect, reconnect, close and async errors are logged.
  *
  * Ownership: gf_conn_open() returns a gf_conn that owns the natsConnection and the

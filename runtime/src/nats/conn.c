@@ -234,7 +234,8 @@ static const char *refusal_hint(const gf_nats_config *cfg, natsStatus s, int dro
 gf_err gf_conn_open(const gf_nats_config *cfg, const char *name, const atomic_int *stop,
                     int64_t give_up_ms, gf_conn **out)
 {
-    return gf_conn_open_batched(cfg, name, false, stop, give_up_ms, out);
+    return gf_conn_open_batched(cfg, name, cfg->flush == GF_NATS_FLUSH_BATCHED, stop, give_up_ms,
+                                out);
 }
 
 gf_err gf_conn_open_batched(const gf_nats_config *cfg, const char *name, bool batched,
