@@ -186,7 +186,9 @@ gf_err gf_publish_open(natsConnection *nc, const gf_publish_opts *opts, gf_publi
 
 /* Stops accepting sends, waits up to timeout_ms for the open messages (still retried
  * meanwhile), ends the rest with GF_ERR_UNAVAILABLE on this thread, and frees. NULL is
- * fine. Not from a callback. */
+ * fine. Not from a callback. Also waits for one round trip to the server (a flush,
+ * bounded) before it frees its reply subscription: nats.c 3.4.1's read loop may still
+ * be handling an answer for it (docs/NATS-FACTS.md §4). */
 void gf_publish_close(gf_publish *p, int64_t timeout_ms);
 
 /* Accepts a message. GF_OK: the callback will run exactly once. Otherwise nothing is

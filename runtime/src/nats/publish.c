@@ -38,6 +38,9 @@
  *   0.6 of nats.c's async rate with it, about 1.0 without).
  * - A thread-local depth marks "inside a callback", so a send from a callback never
  *   waits for room (that would wait on itself) and flush/sync refuse there.
+ * - Close unsubscribes, then flushes before it frees the reply subscription: nats.c
+ *   3.4.1's read loop may still be inside an answer it matched to that subscription
+ *   (docs/NATS-FACTS.md §4), and reads the flush's PONG only after it.
  * - Files: this one is the API (open, close, sends, flush); publish_flow.c what
  *   happens after a send (answers, the retry thread); publish_state.h their shared
  *   state; publish_reply.c and publish_lookup.c the pure parsing and the lookup.
@@ -187,6 +190,34 @@ gf_err gf_publish_open(natsConnection *nc, const gf_publish_opts *opts, gf_publi
     return GF_OK;
 }
 
+/* nats.c 3.4.1's read loop looks a message's subscription up under the connection's
+ * lock, lets go of the lock and only then uses the subscription, without holding a
+ * reference (docs/NATS-FACTS.md §4). An answer it matched to our reply subscription
+ * just before the unsubscribe may still be on its way in when natsSubscription_Destroy
+ * frees the subscription under it. The same read loop reads the PONG of a flush sent
+ * after the unsubscribe only after that answer, so a flush that succeeds proves it is
+ * done. true: the subscription may be freed. false: still connected but no PONG within
+ * the bound; free nothing the read loop may touch. Not connected (reconnecting, closed):
+ * nats.c has shut down the read loop's socket and joins that thread before it connects
+ * again, so no flush can be answered; true, leaving the small window in which that read
+ * loop is still inside a message it had read. */
+static bool reply_sub_passed(gf_publish *p)
+{
+    int64_t until = gf_clock_mono_ms() + SUB_GONE_WAIT_MS;
+    for (;;) {
+        natsConnStatus cs = natsConnection_Status(p->nc);
+        if (cs != NATS_CONN_STATUS_CONNECTED && cs != NATS_CONN_STATUS_DRAINING_SUBS &&
+            cs != NATS_CONN_STATUS_DRAINING_PUBS)
+            return true;
+        int64_t left = until - gf_clock_mono_ms();
+        if (left <= 0)
+            return false;
+        if (natsConnection_FlushTimeout(p->nc, left) == NATS_OK)
+            return true;
+        gf_clock_sleep_ms(left < ROOM_POLL_MS ? left : ROOM_POLL_MS);
+    }
+}
+
 void gf_publish_close(gf_publish *p, int64_t timeout_ms)
 {
     if (!p)
@@ -208,6 +239,7 @@ void gf_publish_close(gf_publish *p, int64_t timeout_ms)
 
     /* After the subscription's last callback has returned, no answer touches p. */
     natsSubscription_Unsubscribe(p->sub);
+    bool sub_free_ok = reply_sub_passed(p);
     pthread_mutex_lock(&p->mu);
     int64_t gone_by = gf_clock_mono_ms() + SUB_GONE_WAIT_MS;
     while (!p->sub_done && gf_clock_mono_ms() < gone_by)
@@ -234,7 +266,12 @@ void gf_publish_close(gf_publish *p, int64_t timeout_ms)
     while (p->users > 0)
         pthread_cond_wait(&p->drained, &p->mu);
     pthread_mutex_unlock(&p->mu);
-    natsSubscription_Destroy(p->sub);
+    if (sub_free_ok)
+        natsSubscription_Destroy(p->sub);
+    else
+        gf_log_error("publisher: no flush answered after unsubscribing; leaking the reply "
+                     "subscription nats.c's read loop may still use",
+                     NULL);
     publish_free(p);
 }
 

@@ -28,7 +28,7 @@ enum {
     MAX_WINDOW = 1000000,
     MAX_LOOKUPS = 8,          /* per CAS: a create racing deletes ends as a conflict */
     ROOM_POLL_MS = 20,        /* a waiting send re-checks room and *stop this often */
-    SUB_GONE_WAIT_MS = 10000, /* close: wait for nats.c to finish our last callback */
+    SUB_GONE_WAIT_MS = 10000, /* close: for nats.c's last callback; for a flush's PONG */
     REPLY_MAX = 160,
 };
 
