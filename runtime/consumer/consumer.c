@@ -111,7 +111,7 @@ static void part_close(gf_consumer *c, part *p)
 {
     gf__cpart_reset(&p->engine, &c->engine);
     if (p->open)
-        gf__store_part_close(&p->store);
+        gf__store_part_close(&p->store, c->shared.nc);
     p->open = false;
 }
 

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 
 enum { READ_WINDOW = 512, READ_TIMEOUT_MS = 5000 };
@@ -101,9 +102,10 @@ gf_err gf__store_part_open(gf__store_part *sp, natsConnection *nc)
     return s == NATS_OK ? GF_OK : GF_ERR_NATS;
 }
 
-void gf__store_part_close(gf__store_part *sp)
+void gf__store_part_close(gf__store_part *sp, natsConnection *nc)
 {
-    natsSubscription_Destroy(sp->sub);
+    /* A late direct-get reply may be arriving: docs/NATS-FACTS.md §4. */
+    gf_sub_forget(nc, sp->sub, READ_TIMEOUT_MS);
     sp->sub = NULL;
 }
 

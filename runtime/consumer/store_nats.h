@@ -35,7 +35,7 @@ typedef struct gf__store_call {
 } gf__store_call;
 
 gf_err gf__store_part_open(gf__store_part *sp, natsConnection *nc);
-void gf__store_part_close(gf__store_part *sp);
+void gf__store_part_close(gf__store_part *sp, natsConnection *nc);
 
 /* The gf__cstore operations; io is a gf__store_call. */
 void gf__store_read(void *io, const char *const *keys, size_t n, gf__cread *out);

@@ -8,7 +8,14 @@
  *    the client already has), then returns true;
  *  - a callback that outlasts the timeout: false, and the close returns without it;
  *  - NULL is fine.
+ * And gf_sub_forget() / gf_sub_unsubscribed_passed(), the flush after an unsubscribe
+ * (docs/NATS-FACTS.md §4): subscriptions forgotten while another connection streams
+ * messages at them (under ASan, a read loop still inside a freed subscription is a
+ * report); no PONG from a stopped (SIGSTOP) server: not passed, within the bound;
+ * a closed connection: passed at once.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -21,6 +28,7 @@
 
 #include "gamefn/clock.h"
 #include "gamefn/conn.h"
+#include "gamefn/log.h"
 #include "natsd.h"
 
 typedef struct slow_cb {
@@ -114,12 +122,97 @@ static void null_is_fine(void **state)
     assert_true(gf_sub_close(NULL, 100));
 }
 
+typedef struct streamer {
+    const char *url;
+    atomic_int stop;
+    long sent;
+} streamer;
+
+/* Publishes on sub.forget from its own connection until told to stop. */
+static void *stream_main(void *arg)
+{
+    streamer *st = arg;
+    natsConnection *nc = NULL;
+    if (natsConnection_ConnectTo(&nc, st->url) != NATS_OK)
+        return NULL;
+    while (!atomic_load(&st->stop)) {
+        for (int i = 0; i < 64; i++) {
+            if (natsConnection_PublishString(nc, "sub.forget", "x") == NATS_OK)
+                st->sent++;
+        }
+        natsConnection_Flush(nc);
+    }
+    natsConnection_Destroy(nc);
+    return NULL;
+}
+
+static void forget_while_messages_arrive(void **state)
+{
+    env *e = *state;
+    enum { CYCLES = 300 };
+    streamer st = {.url = gf_natsd_url(e->srv)};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, stream_main, &st), 0);
+    int received = 0;
+    for (int i = 0; i < CYCLES; i++) {
+        natsSubscription *sub = NULL;
+        assert_int_equal(natsConnection_SubscribeSync(&sub, e->nc, "sub.forget"), NATS_OK);
+        assert_int_equal(natsConnection_Flush(e->nc), NATS_OK);
+        natsMsg *m = NULL;
+        if (natsSubscription_NextMsg(&m, sub, 1000) == NATS_OK) {
+            received++;
+            natsMsg_Destroy(m);
+        }
+        gf_sub_forget(e->nc, sub, 5000);
+    }
+    atomic_store(&st.stop, 1);
+    pthread_join(tid, NULL);
+    /* The stream really ran into the subscriptions being forgotten. */
+    assert_true(st.sent > 0);
+    assert_int_equal(received, CYCLES);
+    assert_int_equal(natsConnection_Status(e->nc), NATS_CONN_STATUS_CONNECTED);
+}
+
+static void no_pong_is_not_passed(void **state)
+{
+    env *e = *state;
+    pid_t pid = gf_natsd_pid(e->srv);
+    assert_true(pid > 0);
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    int64_t t0 = gf_clock_mono_ms();
+    bool passed = gf_sub_unsubscribed_passed(e->nc, 300);
+    int64_t took = gf_clock_mono_ms() - t0;
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_false(passed);
+    assert_true(took >= 300 && took < 5000);
+    /* Once the server answers again, so does the barrier. */
+    assert_true(gf_sub_unsubscribed_passed(e->nc, 5000));
+}
+
+static void a_closed_connection_has_passed(void **state)
+{
+    env *e = *state;
+    natsConnection *nc = NULL;
+    assert_int_equal(natsConnection_ConnectTo(&nc, gf_natsd_url(e->srv)), NATS_OK);
+    natsSubscription *sub = NULL;
+    assert_int_equal(natsConnection_SubscribeSync(&sub, nc, "sub.closed"), NATS_OK);
+    natsConnection_Close(nc);
+    assert_true(gf_sub_unsubscribed_passed(nc, 5000));
+    gf_sub_forget(nc, sub, 5000); /* frees it: nothing left for ASan's leak check */
+    natsConnection_Destroy(nc);
+    gf_sub_forget(e->nc, NULL, 100); /* NULL is fine */
+}
+
 int main(void)
 {
+    gf_log_init("test_sub_close", GF_LOG_WARN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(waits_for_the_running_callback),
         cmocka_unit_test(a_callback_longer_than_the_timeout_is_reported),
         cmocka_unit_test(null_is_fine),
+        cmocka_unit_test(forget_while_messages_arrive),
+        cmocka_unit_test(no_pong_is_not_passed),
+        cmocka_unit_test(a_closed_connection_has_passed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

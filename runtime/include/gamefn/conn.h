@@ -64,6 +64,21 @@ void gf_conn_close(gf_conn *c, int64_t timeout_ms);
  * subscription is destroyed anyway; a callback may still be running). NULL is fine. */
 bool gf_sub_close(natsSubscription *sub, int64_t timeout_ms);
 
+/* After natsSubscription_Unsubscribe, whether the subscription may be freed: nats.c
+ * 3.4.1's read loop may still be inside a message it matched to it just before, and
+ * uses the subscription without holding a reference (docs/NATS-FACTS.md §4). The read
+ * loop handles a flush's PONG only after that message, so a flush answered after the
+ * unsubscribe proves it is done. true: free it. false: still connected and no PONG
+ * within timeout_ms — leave it allocated (a leak beats a use after free). Not connected
+ * (reconnecting, closed): true; nats.c has shut the read loop's socket and joins that
+ * thread before connecting again (a small window remains, see §4). */
+bool gf_sub_unsubscribed_passed(natsConnection *nc, int64_t timeout_ms);
+
+/* Unsubscribes and frees a subscription whose messages may still be arriving, once
+ * gf_sub_unsubscribed_passed says it may (else logs and leaks it). For a subscription
+ * without a callback still to wait for; with callbacks, gf_sub_close. NULL is fine. */
+void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms);
+
 /* A nats.c status as a gf_err, the one mapping (for functions that call nats.c directly
  * too): NATS_OK -> GF_OK; NATS_TIMEOUT -> GF_ERR_TIMEOUT; NATS_NOT_FOUND ->
  * GF_ERR_NOT_FOUND; NATS_NO_RESPONDERS / no server / connection closed, disconnected,

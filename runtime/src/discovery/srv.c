@@ -46,6 +46,7 @@
 #include "core/reply.h"
 #include "core/why.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/names.h"
 #include "gamefn/utf8.h"
@@ -512,7 +513,9 @@ static bool srv_unsubscribe_all(gf_srv *srv)
         }
     }
     pthread_mutex_unlock(&srv->mu);
-    if (!all_done)
+    /* The callbacks are done; nats.c's read loop may still hold a request it matched to
+     * one of the subscriptions (docs/NATS-FACTS.md §4). */
+    if (!all_done || (srv->nc && !gf_sub_unsubscribed_passed(srv->nc, SRV_STOP_WAIT_MS)))
         return false;
     for (int i = 0; i < SRV_NSUBS; i++) {
         natsSubscription_Destroy(srv->subs[i]);

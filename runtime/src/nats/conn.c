@@ -329,6 +329,37 @@ bool gf_sub_close(natsSubscription *sub, int64_t timeout_ms)
     return drained;
 }
 
+bool gf_sub_unsubscribed_passed(natsConnection *nc, int64_t timeout_ms)
+{
+    enum { RETRY_MS = 20 };
+    int64_t until = gf_clock_mono_ms() + timeout_ms;
+    for (;;) {
+        natsConnStatus cs = natsConnection_Status(nc);
+        if (cs != NATS_CONN_STATUS_CONNECTED && cs != NATS_CONN_STATUS_DRAINING_SUBS &&
+            cs != NATS_CONN_STATUS_DRAINING_PUBS)
+            return true;
+        int64_t left = until - gf_clock_mono_ms();
+        if (left <= 0)
+            return false;
+        if (natsConnection_FlushTimeout(nc, left) == NATS_OK)
+            return true;
+        gf_clock_sleep_ms(left < RETRY_MS ? left : RETRY_MS);
+    }
+}
+
+void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms)
+{
+    if (!sub)
+        return;
+    natsSubscription_Unsubscribe(sub);
+    if (gf_sub_unsubscribed_passed(nc, timeout_ms))
+        natsSubscription_Destroy(sub);
+    else
+        gf_log_error("no flush answered after unsubscribing; leaking the subscription "
+                     "nats.c's read loop may still use",
+                     "subject=%s", natsSubscription_GetSubject(sub));
+}
+
 void gf_conn_close(gf_conn *c, int64_t timeout_ms)
 {
     if (!c)

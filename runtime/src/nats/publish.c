@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/names.h"
 #include "nats_err.h"
@@ -190,34 +191,6 @@ gf_err gf_publish_open(natsConnection *nc, const gf_publish_opts *opts, gf_publi
     return GF_OK;
 }
 
-/* nats.c 3.4.1's read loop looks a message's subscription up under the connection's
- * lock, lets go of the lock and only then uses the subscription, without holding a
- * reference (docs/NATS-FACTS.md §4). An answer it matched to our reply subscription
- * just before the unsubscribe may still be on its way in when natsSubscription_Destroy
- * frees the subscription under it. The same read loop reads the PONG of a flush sent
- * after the unsubscribe only after that answer, so a flush that succeeds proves it is
- * done. true: the subscription may be freed. false: still connected but no PONG within
- * the bound; free nothing the read loop may touch. Not connected (reconnecting, closed):
- * nats.c has shut down the read loop's socket and joins that thread before it connects
- * again, so no flush can be answered; true, leaving the small window in which that read
- * loop is still inside a message it had read. */
-static bool reply_sub_passed(gf_publish *p)
-{
-    int64_t until = gf_clock_mono_ms() + SUB_GONE_WAIT_MS;
-    for (;;) {
-        natsConnStatus cs = natsConnection_Status(p->nc);
-        if (cs != NATS_CONN_STATUS_CONNECTED && cs != NATS_CONN_STATUS_DRAINING_SUBS &&
-            cs != NATS_CONN_STATUS_DRAINING_PUBS)
-            return true;
-        int64_t left = until - gf_clock_mono_ms();
-        if (left <= 0)
-            return false;
-        if (natsConnection_FlushTimeout(p->nc, left) == NATS_OK)
-            return true;
-        gf_clock_sleep_ms(left < ROOM_POLL_MS ? left : ROOM_POLL_MS);
-    }
-}
-
 void gf_publish_close(gf_publish *p, int64_t timeout_ms)
 {
     if (!p)
@@ -239,7 +212,7 @@ void gf_publish_close(gf_publish *p, int64_t timeout_ms)
 
     /* After the subscription's last callback has returned, no answer touches p. */
     natsSubscription_Unsubscribe(p->sub);
-    bool sub_free_ok = reply_sub_passed(p);
+    bool sub_free_ok = gf_sub_unsubscribed_passed(p->nc, SUB_GONE_WAIT_MS);
     pthread_mutex_lock(&p->mu);
     int64_t gone_by = gf_clock_mono_ms() + SUB_GONE_WAIT_MS;
     while (!p->sub_done && gf_clock_mono_ms() < gone_by)
