@@ -84,15 +84,15 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
         fclose(f);
         return -1;
     }
-    fprintf(
-        f, config_template, o->url, o->flush ? o->flush : "immediate",
-        o->log_level ? o->log_level : "info",
-        o->max_in_flight > 0 ? o->max_in_flight : 8, o->max_in_flight > 0 ? o->max_in_flight : 8,
-        o->fetch_expiry ? o->fetch_expiry : "1s", o->backoff ? o->backoff : "[2s, 2s, 5s]",
-        o->heartbeat ? o->heartbeat : "500ms", (long long)(3 * interval_ms),
-        o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
-        o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
-        o->allocator_extra ? o->allocator_extra : "", o->functions_extra ? o->functions_extra : "");
+    fprintf(f, config_template, o->url, o->flush ? o->flush : "immediate",
+            o->log_level ? o->log_level : "info", o->max_in_flight > 0 ? o->max_in_flight : 8,
+            o->max_in_flight > 0 ? o->max_in_flight : 8, o->fetch_expiry ? o->fetch_expiry : "1s",
+            o->backoff ? o->backoff : "[2s, 2s, 5s]", o->heartbeat ? o->heartbeat : "500ms",
+            (long long)(3 * interval_ms),
+            o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
+            o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
+            o->allocator_extra ? o->allocator_extra : "",
+            o->functions_extra ? o->functions_extra : "");
     return fclose(f) == 0 ? 0 : -1;
 }
 

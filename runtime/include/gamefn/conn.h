@@ -76,7 +76,9 @@ bool gf_sub_unsubscribed_passed(natsConnection *nc, int64_t timeout_ms);
 
 /* Unsubscribes and frees a subscription whose messages may still be arriving, once
  * gf_sub_unsubscribed_passed says it may (else logs and leaks it). For a subscription
- * without a callback still to wait for; with callbacks, gf_sub_close. NULL is fine. */
+ * without a callback still to wait for; with callbacks, gf_sub_close. A JetStream
+ * subscription whose consumer nats.c created (not bound to an existing one) loses that
+ * consumer with the unsubscribe, as with natsSubscription_Unsubscribe. NULL is fine. */
 void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms);
 
 /* A nats.c status as a gf_err, the one mapping (for functions that call nats.c directly

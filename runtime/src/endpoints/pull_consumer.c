@@ -40,6 +40,7 @@
 
 #include "gamefn/backoff.h"
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "nats/nats_err.h"
 #include "provision/provision_consumer.h"
@@ -294,7 +295,11 @@ gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms)
 
 void gf__pull_unbind(gf__pull_binding *b)
 {
-    natsSubscription_Destroy(b->sub);
+    /* A late answer to the last fetch (messages, a 408) may be arriving: the flush after
+     * the unsubscribe first (docs/NATS-FACTS.md §4). Bound (so.Consumer), so the
+     * unsubscribe never deletes the durable. */
+    enum { UNBIND_FLUSH_MS = 2000 };
+    gf_sub_forget(b->run->host->nc, b->sub, UNBIND_FLUSH_MS);
     b->sub = NULL;
 }
 
