@@ -162,7 +162,7 @@ static double info_ms(jsCtx *js, const char *group)
 }
 
 /* Events/s reading the whole stream: the gap observer, or an ordered consumer with payload. */
-static double read_rate(jsCtx *js, bool observer, long long events)
+static double read_rate(natsConnection *nc, jsCtx *js, bool observer, long long events)
 {
     int64_t t0 = gf_clock_mono_ns();
     long long seen = 0;
@@ -176,7 +176,7 @@ static double read_rate(jsCtx *js, bool observer, long long events)
                               .max_listed = 100};
         lag_gaps *g = NULL;
         char why[256];
-        if (lag_gaps_start(js, &cfg, 0, &g, why, sizeof why) != GF_OK)
+        if (lag_gaps_start(nc, js, &cfg, 0, &g, why, sizeof why) != GF_OK)
             return -1;
         Gamefn__V1__GapSummary sum = GAMEFN__V1__GAP_SUMMARY__INIT;
         Gamefn__V1__LagReport rep = GAMEFN__V1__LAG_REPORT__INIT;
@@ -266,8 +266,8 @@ int gf_bench_lag(int argc, char **argv)
             }
         }
         oldest[r] = (double)(gf_clock_mono_ns() - t0) / 1e6 / PARTITIONS;
-        obs[r] = read_rate(js, true, o.events);
-        raw[r] = read_rate(js, false, o.events);
+        obs[r] = read_rate(nc, js, true, o.events);
+        raw[r] = read_rate(nc, js, false, o.events);
         if (obs[r] < 0 || raw[r] < 0) {
             fprintf(stderr, "gamefn-bench lag: reading the stream failed\n");
             goto out;

@@ -11,12 +11,16 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/gap_tracker.h"
 #include "gamefn/log.h"
 #include "gap_list.h"
 
+enum { STOP_FLUSH_MS = 2000 }; /* the unsubscribe's flush at stop */
+
 struct lag_gaps {
     lag_gap_config cfg;
+    natsConnection *nc; /* borrowed, for the unsubscribe at stop */
     natsSubscription *sub;
     gf_gap_tracker *tracker;
     lag_gap_list list;
@@ -89,14 +93,15 @@ static void observe(lag_gaps *g, natsMsg *m)
         g->unsourced++;
 }
 
-gf_err lag_gaps_start(jsCtx *js, const lag_gap_config *cfg, int64_t start_unix_ms, lag_gaps **out,
-                      char *why, size_t why_size)
+gf_err lag_gaps_start(natsConnection *nc, jsCtx *js, const lag_gap_config *cfg,
+                      int64_t start_unix_ms, lag_gaps **out, char *why, size_t why_size)
 {
     *out = NULL;
     lag_gaps *g = calloc(1, sizeof *g);
     if (!g)
         return GF_ERR_NOMEM;
     g->cfg = *cfg;
+    g->nc = nc;
     g->started_unix_ms = start_unix_ms;
     gf_gap_config tc = {.grace_ms = cfg->grace_ms,
                         .window = (uint32_t)cfg->window,
@@ -236,10 +241,9 @@ void lag_gaps_stop(lag_gaps *g)
 {
     if (!g)
         return;
-    if (g->sub) {
-        natsSubscription_Unsubscribe(g->sub); /* the ephemeral consumer goes too */
-        natsSubscription_Destroy(g->sub);
-    }
+    /* The ephemeral consumer goes with the unsubscribe; events may still be arriving
+     * (docs/NATS-FACTS.md §4). */
+    gf_sub_forget(g->nc, g->sub, STOP_FLUSH_MS);
     gf_gap_free(g->tracker);
     lag_gap_list_free(&g->list);
     free(g);

@@ -41,8 +41,8 @@
 typedef struct lag_gaps lag_gaps;
 
 /* Subscribes to cfg->stream from start_unix_ms on (<= 0: from its first event). */
-gf_err lag_gaps_start(jsCtx *js, const lag_gap_config *cfg, int64_t start_unix_ms, lag_gaps **out,
-                      char *why, size_t why_size);
+gf_err lag_gaps_start(natsConnection *nc, jsCtx *js, const lag_gap_config *cfg,
+                      int64_t start_unix_ms, lag_gaps **out, char *why, size_t why_size);
 
 /* Handles what arrives for up to budget_ms (it is the monitor's wait between polls). */
 void lag_gaps_pump(lag_gaps *g, int64_t budget_ms);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/kv.h"
 #include "gamefn/lease.h"
 #include "gamefn/log.h"
@@ -427,7 +428,7 @@ static void acquire(lag_monitor *m)
     if (m->cfg->gaps.enabled) {
         char why[256] = "";
         int64_t start = gf_clock_unix_ms() - m->cfg->gaps.lookback_ms;
-        gf_err err = lag_gaps_start(m->js, &m->cfg->gaps, start, &m->gaps, why, sizeof why);
+        gf_err err = lag_gaps_start(m->nc, m->js, &m->cfg->gaps, start, &m->gaps, why, sizeof why);
         if (err != GF_OK) {
             snprintf(m->gap_error, sizeof m->gap_error, "gap observer: %s", why);
             gf_log_error("gap observer not started", "why=\"%s\"", why);
@@ -541,7 +542,7 @@ void lag_monitor_stop(lag_monitor *m)
     atomic_store(&m->quit, 1);
     if (m->started)
         pthread_join(m->thread, NULL);
-    natsSubscription_Destroy(m->demand);
+    gf_sub_forget(m->nc, m->demand, 2000); /* a poll request may be arriving */
     gf_publish_close(m->pub, 2000);
     kvStore_Destroy(m->report_kv);
     kvStore_Destroy(m->lease_kv);
