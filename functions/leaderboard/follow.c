@@ -21,11 +21,14 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/fetch.h"
 #include "gamefn/log.h"
 #include "lb_fn.h"
 
-enum { FETCH_WAIT_MS = 1000, RETRY_MS = 500, TRIM_EVERY_MS = 5000 };
+/* FORGET_MS: the flush after an unsubscribe, before the subscription is freed: a late
+ * answer to the last fetch may be arriving (docs/NATS-FACTS.md §4). */
+enum { FETCH_WAIT_MS = 1000, RETRY_MS = 500, TRIM_EVERY_MS = 5000, FORGET_MS = 2000 };
 
 static const char prefix[] = "$KV." LB_BUCKET ".";
 
@@ -105,7 +108,7 @@ static void *follow_main(void *arg)
         } else {
             gf_log_warn("following KV_leaderboard failed: subscribing again",
                         "status=%d applied=%" PRIu64, (int)s, lb->applied_seq);
-            natsSubscription_Destroy(sub); /* ephemeral: the server drops it */
+            gf_sub_forget(lb->nc, sub, FORGET_MS); /* deletes the ephemeral consumer */
             sub = NULL;
             gf_clock_sleep_ms(RETRY_MS);
         }
@@ -118,8 +121,7 @@ static void *follow_main(void *arg)
             next_trim = now + TRIM_EVERY_MS;
         }
     }
-    natsSubscription_Unsubscribe(sub);
-    natsSubscription_Destroy(sub);
+    gf_sub_forget(lb->nc, sub, FORGET_MS);
     return NULL;
 }
 

@@ -26,6 +26,7 @@
 typedef struct lb_fn {
     const lb_config *cfg;
     gf_consumer *consumer;
+    natsConnection *nc;
     jsCtx *js;
     const char *instance;
 

@@ -123,6 +123,7 @@ static gf_err init(gf_fn *fn)
         return GF_ERR_NOMEM;
     gf_fn_set_state(fn, lb);
     lb->cfg = gf_fn_section(fn);
+    lb->nc = gf_fn_nats(fn);
     lb->js = gf_fn_js(fn);
     lb->instance = gf_fn_instance_id(fn);
     if (pthread_rwlock_init(&lb->lock, NULL) != 0)
