@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "gamefn/tickets/record.h"
 
@@ -240,7 +241,7 @@ static void watch_once(mm_mirror *m)
         pthread_mutex_unlock(&m->mu);
         kvEntry_Destroy(e);
     }
-    kvWatcher_Destroy(w);
+    gf_kv_watcher_forget(m->nc, w, 2000); /* an update may be arriving (NATS-FACTS.md §4) */
 }
 
 static void *watch_loop(void *arg)

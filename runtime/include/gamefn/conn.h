@@ -81,6 +81,10 @@ bool gf_sub_unsubscribed_passed(natsConnection *nc, int64_t timeout_ms);
  * consumer with the unsubscribe, as with natsSubscription_Unsubscribe. NULL is fine. */
 void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms);
 
+/* The same for a KV watcher (its updates come on a subscription): stops it, and destroys
+ * it once gf_sub_unsubscribed_passed says so (else logs and leaks it). NULL is fine. */
+void gf_kv_watcher_forget(natsConnection *nc, kvWatcher *w, int64_t timeout_ms);
+
 /* A nats.c status as a gf_err, the one mapping (for functions that call nats.c directly
  * too): NATS_OK -> GF_OK; NATS_TIMEOUT -> GF_ERR_TIMEOUT; NATS_NOT_FOUND ->
  * GF_ERR_NOT_FOUND; NATS_NO_RESPONDERS / no server / connection closed, disconnected,

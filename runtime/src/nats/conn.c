@@ -360,6 +360,19 @@ void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms
                      "subject=%s", natsSubscription_GetSubject(sub));
 }
 
+void gf_kv_watcher_forget(natsConnection *nc, kvWatcher *w, int64_t timeout_ms)
+{
+    if (!w)
+        return;
+    kvWatcher_Stop(w); /* unsubscribes */
+    if (gf_sub_unsubscribed_passed(nc, timeout_ms))
+        kvWatcher_Destroy(w);
+    else
+        gf_log_error("no flush answered after stopping a KV watcher; leaking it (nats.c's "
+                     "read loop may still use its subscription)",
+                     NULL);
+}
+
 void gf_conn_close(gf_conn *c, int64_t timeout_ms)
 {
     if (!c)

@@ -16,9 +16,10 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/log.h"
 
-enum { SLICE_MS = 200, BACKOFF_MS = 500, SETTLE_MS = 2000 };
+enum { SLICE_MS = 200, BACKOFF_MS = 500, SETTLE_MS = 2000, FORGET_MS = 2000 };
 
 struct gf_kv_watch {
     natsConnection *nc;
@@ -85,8 +86,8 @@ static void watch_once(gf_kv_watch *w)
             break;
         }
     }
-    kvWatcher_Stop(kw);
-    kvWatcher_Destroy(kw);
+    /* An update may be arriving: docs/NATS-FACTS.md §4. */
+    gf_kv_watcher_forget(w->nc, kw, FORGET_MS);
 }
 
 static void *watch_thread(void *arg)
