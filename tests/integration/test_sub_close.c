@@ -12,10 +12,14 @@
  * (docs/NATS-FACTS.md §4): subscriptions forgotten while another connection streams
  * messages at them (under ASan, a read loop still inside a freed subscription is a
  * report); no PONG from a stopped (SIGSTOP) server: not passed, within the bound;
- * a closed connection: passed at once.
+ * a closed connection: passed at once; KV watchers forgotten (gf_kv_watcher_forget) while
+ * another connection keeps writing the key they watch.
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -173,12 +177,44 @@ static void forget_while_messages_arrive(void **state)
     assert_int_equal(natsConnection_Status(e->nc), NATS_CONN_STATUS_CONNECTED);
 }
 
+/* True once every thread of pid is stopped: kill(SIGSTOP) returns before the signal has
+ * stopped the process, which may answer one more PING meanwhile. */
+static bool all_threads_stopped(pid_t pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool all = true;
+    int n = 0;
+    for (struct dirent *de; all && (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[384], text[256];
+        snprintf(path, sizeof path, "%s/%s/stat", dir, de->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[len] = '\0';
+        const char *close = strrchr(text, ')'); /* "pid (comm) S ..." */
+        all = close && close[1] == ' ' && close[2] == 'T';
+        n++;
+    }
+    closedir(d);
+    return all && n > 0;
+}
+
 static void no_pong_is_not_passed(void **state)
 {
     env *e = *state;
     pid_t pid = gf_natsd_pid(e->srv);
     assert_true(pid > 0);
     assert_int_equal(kill(pid, SIGSTOP), 0);
+    for (int waited = 0; !all_threads_stopped(pid) && waited < 5000; waited += 5)
+        gf_clock_sleep_ms(5);
+    assert_true(all_threads_stopped(pid));
     int64_t t0 = gf_clock_mono_ms();
     bool passed = gf_sub_unsubscribed_passed(e->nc, 300);
     int64_t took = gf_clock_mono_ms() - t0;
@@ -203,6 +239,75 @@ static void a_closed_connection_has_passed(void **state)
     gf_sub_forget(e->nc, NULL, 100); /* NULL is fine */
 }
 
+typedef struct writer {
+    const char *url;
+    atomic_int stop;
+    long puts;
+} writer;
+
+/* Writes bucket `watched`, key k, from its own connection until told to stop: plain
+ * publishes on the key's subject (the bucket's stream stores them), as fast as they go,
+ * so updates keep arriving at the watchers being forgotten. */
+static void *write_main(void *arg)
+{
+    writer *wr = arg;
+    natsConnection *nc = NULL;
+    if (natsConnection_ConnectTo(&nc, wr->url) != NATS_OK)
+        return NULL;
+    while (!atomic_load(&wr->stop)) {
+        for (int i = 0; i < 64; i++) {
+            if (natsConnection_PublishString(nc, "$KV.watched.k", "v") == NATS_OK)
+                wr->puts++;
+        }
+        natsConnection_Flush(nc);
+    }
+    natsConnection_Destroy(nc);
+    return NULL;
+}
+
+static void kv_watcher_forget_while_updates_arrive(void **state)
+{
+    (void)state;
+    enum { CYCLES = 200 };
+    gf_natsd *srv = NULL;
+    gf_natsd_opts opts = {0};
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    kvStore *kv = NULL;
+    assert_int_equal(gf_natsd_start(&opts, &srv), 0);
+    assert_int_equal(natsConnection_ConnectTo(&nc, gf_natsd_url(srv)), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&js, nc, NULL), NATS_OK);
+    kvConfig kc;
+    kvConfig_Init(&kc);
+    kc.Bucket = "watched";
+    assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
+    assert_int_equal(kvStore_PutString(NULL, kv, "k", "first"), NATS_OK);
+
+    writer wr = {.url = gf_natsd_url(srv)};
+    pthread_t tid;
+    assert_int_equal(pthread_create(&tid, NULL, write_main, &wr), 0);
+    int seen = 0;
+    for (int i = 0; i < CYCLES; i++) {
+        kvWatcher *w = NULL;
+        assert_int_equal(kvStore_Watch(&w, kv, "k", NULL), NATS_OK);
+        kvEntry *e = NULL;
+        if (kvWatcher_Next(&e, w, 5000) == NATS_OK && e) {
+            seen++;
+            kvEntry_Destroy(e);
+        }
+        gf_kv_watcher_forget(nc, w, 5000);
+    }
+    atomic_store(&wr.stop, 1);
+    pthread_join(tid, NULL);
+    assert_int_equal(seen, CYCLES);      /* every watcher got the key's value */
+    assert_true(wr.puts > 0);            /* and writes kept coming meanwhile */
+    gf_kv_watcher_forget(nc, NULL, 100); /* NULL is fine */
+    kvStore_Destroy(kv);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    gf_natsd_free(srv);
+}
+
 int main(void)
 {
     gf_log_init("test_sub_close", GF_LOG_WARN);
@@ -213,6 +318,7 @@ int main(void)
         cmocka_unit_test(forget_while_messages_arrive),
         cmocka_unit_test(no_pong_is_not_passed),
         cmocka_unit_test(a_closed_connection_has_passed),
+        cmocka_unit_test(kv_watcher_forget_while_updates_arrive),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
