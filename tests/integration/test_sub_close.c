@@ -127,12 +127,13 @@ static void null_is_fine(void **state)
 }
 
 typedef struct streamer {
-    const char *url;
+    const char *url, *subject;
     atomic_int stop;
     long sent;
 } streamer;
 
-/* Publishes on sub.forget from its own connection until told to stop. */
+/* Publishes on st->subject from its own connection, as fast as it goes, until told to
+ * stop (on a KV key's subject, $KV.<bucket>.<key>, the bucket's stream stores them). */
 static void *stream_main(void *arg)
 {
     streamer *st = arg;
@@ -141,7 +142,7 @@ static void *stream_main(void *arg)
         return NULL;
     while (!atomic_load(&st->stop)) {
         for (int i = 0; i < 64; i++) {
-            if (natsConnection_PublishString(nc, "sub.forget", "x") == NATS_OK)
+            if (natsConnection_PublishString(nc, st->subject, "x") == NATS_OK)
                 st->sent++;
         }
         natsConnection_Flush(nc);
@@ -154,7 +155,7 @@ static void forget_while_messages_arrive(void **state)
 {
     env *e = *state;
     enum { CYCLES = 300 };
-    streamer st = {.url = gf_natsd_url(e->srv)};
+    streamer st = {.url = gf_natsd_url(e->srv), .subject = "sub.forget"};
     pthread_t tid;
     assert_int_equal(pthread_create(&tid, NULL, stream_main, &st), 0);
     int received = 0;
@@ -239,32 +240,6 @@ static void a_closed_connection_has_passed(void **state)
     gf_sub_forget(e->nc, NULL, 100); /* NULL is fine */
 }
 
-typedef struct writer {
-    const char *url;
-    atomic_int stop;
-    long puts;
-} writer;
-
-/* Writes bucket `watched`, key k, from its own connection until told to stop: plain
- * publishes on the key's subject (the bucket's stream stores them), as fast as they go,
- * so updates keep arriving at the watchers being forgotten. */
-static void *write_main(void *arg)
-{
-    writer *wr = arg;
-    natsConnection *nc = NULL;
-    if (natsConnection_ConnectTo(&nc, wr->url) != NATS_OK)
-        return NULL;
-    while (!atomic_load(&wr->stop)) {
-        for (int i = 0; i < 64; i++) {
-            if (natsConnection_PublishString(nc, "$KV.watched.k", "v") == NATS_OK)
-                wr->puts++;
-        }
-        natsConnection_Flush(nc);
-    }
-    natsConnection_Destroy(nc);
-    return NULL;
-}
-
 static void kv_watcher_forget_while_updates_arrive(void **state)
 {
     (void)state;
@@ -283,9 +258,9 @@ static void kv_watcher_forget_while_updates_arrive(void **state)
     assert_int_equal(js_CreateKeyValue(&kv, js, &kc), NATS_OK);
     assert_int_equal(kvStore_PutString(NULL, kv, "k", "first"), NATS_OK);
 
-    writer wr = {.url = gf_natsd_url(srv)};
+    streamer wr = {.url = gf_natsd_url(srv), .subject = "$KV.watched.k"};
     pthread_t tid;
-    assert_int_equal(pthread_create(&tid, NULL, write_main, &wr), 0);
+    assert_int_equal(pthread_create(&tid, NULL, stream_main, &wr), 0);
     int seen = 0;
     for (int i = 0; i < CYCLES; i++) {
         kvWatcher *w = NULL;
@@ -300,7 +275,7 @@ static void kv_watcher_forget_while_updates_arrive(void **state)
     atomic_store(&wr.stop, 1);
     pthread_join(tid, NULL);
     assert_int_equal(seen, CYCLES);      /* every watcher got the key's value */
-    assert_true(wr.puts > 0);            /* and writes kept coming meanwhile */
+    assert_true(wr.sent > 0);            /* and writes kept coming meanwhile */
     gf_kv_watcher_forget(nc, NULL, 100); /* NULL is fine */
     kvStore_Destroy(kv);
     jsCtx_Destroy(js);
