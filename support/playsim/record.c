@@ -189,6 +189,9 @@ static void progress(gf_play *p, double t, const size_t *waiting, double matches
         memcpy(copy, p->waits, n * sizeof *copy);
     for (size_t i = 0; i < p->n_t; i++)
         ended += p->t[i].state >= PT_ASSIGNED;
+    /* Written by the MATCHES subscription's callback under the lock. */
+    int64_t merged_at[PLAY_MAX_QUEUES][PLAY_MAX_REGIONS];
+    memcpy(merged_at, p->merged_at, sizeof merged_at);
     pthread_mutex_unlock(&p->mu);
     double p50 = copy ? gf_play_pct(copy, n, 50) / 1000.0 : NAN;
     free(copy);
@@ -225,8 +228,8 @@ static void progress(gf_play *p, double t, const size_t *waiting, double matches
         for (size_t r = 0; r < p->n_regions; r++) {
             bool on = false;
             for (size_t k = 0; k < p->n_queues; k++)
-                on = on || (strcmp(p->queues[k].shape, row->shape) == 0 && p->merged_at[k][r] &&
-                            now - p->merged_at[k][r] < 3000);
+                on = on || (strcmp(p->queues[k].shape, row->shape) == 0 && merged_at[k][r] &&
+                            now - merged_at[k][r] < 3000);
             if (on)
                 snprintf(merged + strlen(merged), sizeof merged - strlen(merged), "%s ",
                          p->regions[r]);
