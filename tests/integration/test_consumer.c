@@ -8,7 +8,9 @@
  * their reason in `dlq_reasons` while the consumer keeps going; a poison event
  * dead-lettered, then — fixed — re-driven twice and applied once. And SIGKILL at the two
  * worst moments of a batch, decided by the fixture itself rather than by timing: halfway
- * through applying it, and after its effects are stored but before its ack.
+ * through applying it, and after its effects are stored but before its ack. Each test
+ * runs twice: with explicit acks, and with ack_policy all plus a linger (one ack per
+ * batch, which also acks what precedes it — the poison's termination included).
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -32,7 +34,7 @@
 
 enum { PLAYERS = 40, EVENTS = 3000 };
 
-static void options(gf_fnenv_opts *o)
+static void options(gf_fnenv_opts *o, bool ack_all)
 {
     memset(o, 0, sizeof *o);
     o->server_config = gf_ev_mapping;
@@ -50,6 +52,19 @@ static void options(gf_fnenv_opts *o)
                    "      max_deliver: 3\n"
                    "      backoff: [100ms, 200ms]\n"
                    "      max_ack_pending: 5000\n";
+    if (ack_all)
+        o->consumers = "    - stream: EVENTS\n"
+                       "      name: sums\n"
+                       "      partitions: 16\n"
+                       "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+                       "      lease_ttl: 3s\n"
+                       "      ack_wait: 2s\n"
+                       "      max_deliver: 3\n"
+                       "      backoff: [100ms, 200ms]\n"
+                       "      max_ack_pending: 5000\n"
+                       "      ack_policy: all\n"
+                       "      fetch_batch: 500\n"
+                       "      linger: 200ms\n";
     o->buckets = "    - name: test_sums\n"
                  "    - name: dlq_reasons\n"
                  "      ttl: 7d\n";
@@ -146,19 +161,41 @@ typedef struct cenv {
     gf_fnenv env;
     jsCtx *js;
     expect *x;
+    bool ack_all;
 } cenv;
 
-static int setup(void **state)
+/* The durables were created with the configured ack policy (checked once the replicas
+ * have provisioned them). */
+static void assert_ack_policy(const cenv *c)
+{
+    jsConsumerInfo *ci = NULL;
+    assert_int_equal(js_GetConsumerInfo(&ci, c->js, "EVENTS", "sums-p00", NULL, NULL), NATS_OK);
+    assert_int_equal(ci->Config->AckPolicy, c->ack_all ? js_AckAll : js_AckExplicit);
+    jsConsumerInfo_Destroy(ci);
+}
+
+static int setup_with(void **state, bool ack_all)
 {
     cenv *c = calloc(1, sizeof *c);
     gf_fnenv_opts o;
-    options(&o);
+    options(&o, ack_all);
     if (!c || gf_fnenv_start_opts(&c->env, &o) != 0)
         return -1;
     c->js = gf_ev_js(c->env.nc);
     c->x = calloc(1, sizeof *c->x);
+    c->ack_all = ack_all;
     *state = c;
     return c->js && c->x ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+    return setup_with(state, false);
+}
+
+static int setup_ack_all(void **state)
+{
+    return setup_with(state, true);
 }
 
 static int teardown(void **state)
@@ -196,6 +233,7 @@ static void exactly_once_through_kills_replays_poison_and_redrives(void **state)
     assert_int_equal(gf_fnenv_spawn_ready(env, &a, CONSUMER, "test-consumer", "a", window), 0);
     assert_int_equal(gf_fnenv_spawn_ready(env, &b, CONSUMER, "test-consumer", "b", window), 0);
 
+    assert_ack_policy(ce);
     uint64_t seq[2] = {0, 0};
     const char *sources[2] = {"gs-a", "gs-b"};
     for (int i = 0; i < EVENTS; i++) {
@@ -325,6 +363,7 @@ static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
     assert_int_equal(gf_fnenv_spawn_ready(env, &b, CONSUMER, "test-consumer", "b", after_store), 0);
     assert_int_equal(gf_fnenv_spawn_ready(env, &c, CONSUMER, "test-consumer", "c", in_apply), 0);
     gf_clock_sleep_ms(1000); /* the partitions spread over the three */
+    assert_ack_policy(ce);
 
     uint64_t seq = 0;
     int waves = 0;
@@ -358,6 +397,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
+                                        setup_ack_all, teardown),
+        cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup_ack_all,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,6 +138,9 @@ static void assets_and_their_defaults(void **state)
     assert_int_equal(c->backoff_ms_len, 0);
     assert_int_equal(c->max_ack_pending, 1000);
     assert_int_equal(c->max_waiting, 512);
+    assert_int_equal(c->ack_policy, GF_ACK_EXPLICIT);
+    assert_int_equal(c->fetch_batch, 0);
+    assert_int_equal(c->linger_ms, 0);
     const gf_consumer_config *d = gf_config_consumer(cfg, "T", "c");
     assert_non_null(d);
     assert_true(d != c);
@@ -209,6 +212,29 @@ static const sem_case semantic[] = {
      "  consumers:\n    - {stream: S, name: \"g=1\", partitions: 4, filter_subject: "
      "\"a.{partition}\"}\n",
      5, 25, "jetstream.consumers[0].name", "partitioned group name may hold only"},
+    /* batch keys of partitioned groups: not on a plain consumer, a batch that cannot fill,
+     * a linger past half the lease, a policy the server does not have */
+    {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n"
+     "    - {stream: S, name: w, ack_policy: all}\n",
+     4, 40, "jetstream.consumers[0].ack_policy", "is for partitioned groups only"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n"
+     "    - {stream: S, name: w, linger: 1s}\n",
+     4, 36, "jetstream.consumers[0].linger", "is for partitioned groups only"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n"
+     "    - {stream: S, name: w, fetch_batch: 10}\n",
+     4, 41, "jetstream.consumers[0].fetch_batch", "is for partitioned groups only"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: \"a.{partition}\", "
+     "max_ack_pending: 100, fetch_batch: 101}\n",
+     5, 111, "jetstream.consumers[0].fetch_batch", "101 is more than max_ack_pending (100)"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: \"a.{partition}\", "
+     "lease_ttl: 4s, linger: 2001ms}\n",
+     5, 99, "jetstream.consumers[0].linger", "must be at most half of lease_ttl"},
+    {"jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+     "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: \"a.{partition}\", "
+     "ack_policy: none}\n",
+     5, 88, "jetstream.consumers[0].ack_policy", "is not one of: explicit, all"},
     /* a consumer on a stream that is not configured */
     {"jetstream:\n  streams: [{name: S, subjects: [a]}]\n  consumers:\n    - stream: X\n"
      "      name: w\n",
@@ -326,6 +352,10 @@ static void semantic_boundaries_pass(void **state)
         "jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
         "  consumers:\n    - {stream: S, name: g, partitions: 100, filter_subject: "
         "\"a.{partition}.>\"}\n",
+        "jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+        "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: "
+        "\"a.{partition}.>\", ack_policy: all, fetch_batch: 1000, max_ack_pending: 1000, "
+        "linger: 5s}\n",
     };
     for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
         gf_config *cfg = NULL;
@@ -334,6 +364,30 @@ static void semantic_boundaries_pass(void **state)
             fail_msg("case %zu: %s", i, err.message);
         gf_config_free(cfg);
     }
+}
+
+/* A partitioned group's batch keys load, and each partition's durable inherits them. */
+static void partitioned_batch_keys(void **state)
+{
+    (void)state;
+    const char *yaml =
+        "jetstream:\n  streams: [{name: S, subjects: [a.>]}]\n  buckets: [{name: leases}]\n"
+        "  consumers:\n    - {stream: S, name: g, partitions: 4, filter_subject: "
+        "\"a.{partition}.>\", ack_policy: all, fetch_batch: 800, linger: 750ms}\n";
+    gf_config *cfg = NULL;
+    gf_config_error err;
+    if (load(yaml, NULL, &cfg, &err) != GF_OK)
+        fail_msg("%s", err.message);
+    const gf_consumer_config *g = gf_config_consumer(cfg, "S", "g");
+    assert_non_null(g);
+    gf_consumer_config p3;
+    gf_partition_names names;
+    assert_int_equal(gf_config_consumer_partition(g, 3, &p3, &names), GF_OK);
+    assert_string_equal(p3.name, "g-p03");
+    assert_int_equal(p3.ack_policy, GF_ACK_ALL);
+    assert_int_equal(p3.fetch_batch, 800);
+    assert_int_equal(p3.linger_ms, 750);
+    gf_config_free(cfg);
 }
 
 /* A function's own section, with a nested object and a list of objects. */
@@ -605,6 +659,7 @@ int main(void)
         cmocka_unit_test_setup(function_section, setup),
         cmocka_unit_test_setup(shipped_config_loads, setup),
         cmocka_unit_test(partitioned_group_expands),
+        cmocka_unit_test_setup(partitioned_batch_keys, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

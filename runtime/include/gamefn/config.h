@@ -190,6 +190,9 @@ typedef enum gf_retention {
 typedef enum gf_storage { GF_STORAGE_FILE, GF_STORAGE_MEMORY } gf_storage;
 typedef enum gf_discard { GF_DISCARD_OLD, GF_DISCARD_NEW } gf_discard;
 typedef enum gf_deliver { GF_DELIVER_ALL, GF_DELIVER_NEW, GF_DELIVER_LAST } gf_deliver;
+/* How a consumer's messages are acknowledged: each one (explicit), or every message up
+ * to the one acked (all: partitioned groups only, whose batches finish in order). */
+typedef enum gf_ack_policy { GF_ACK_EXPLICIT, GF_ACK_ALL } gf_ack_policy;
 
 typedef struct gf_stream_config {
     const char *name;
@@ -229,6 +232,12 @@ typedef struct gf_consumer_config {
     int64_t partitions; /* 0 = a plain consumer */
     const char *lease_bucket;
     int64_t lease_ttl_ms;
+    /* Partitioned groups only: the ack policy (gf_ack_policy), the largest batch (0 =
+     * runtime.fetch_batch), and how long after a short fetch the next one waits, so
+     * that more events share a batch (and its writes). */
+    int ack_policy;
+    int64_t fetch_batch;
+    int64_t linger_ms;
 } gf_consumer_config;
 
 typedef struct gf_bucket_config {

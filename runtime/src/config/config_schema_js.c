@@ -31,6 +31,8 @@ static const gf_cfg_enum_value discard_names[] = {
     {"old", GF_DISCARD_OLD}, {"new", GF_DISCARD_NEW}, {NULL, 0}};
 static const gf_cfg_enum_value deliver_names[] = {
     {"all", GF_DELIVER_ALL}, {"new", GF_DELIVER_NEW}, {"last", GF_DELIVER_LAST}, {NULL, 0}};
+static const gf_cfg_enum_value ack_policy_names[] = {
+    {"explicit", GF_ACK_EXPLICIT}, {"all", GF_ACK_ALL}, {NULL, 0}};
 
 static bool stream_validate(const void *obj, gf_cfg_problem *p)
 {
@@ -188,7 +190,30 @@ static bool partitioned_validate(const gf_consumer_config *c, gf_cfg_problem *p)
             snprintf(p->text, sizeof(p->text), "has {partition} but partitions is not set");
             return false;
         }
+        /* A pull endpoint's handlers finish out of order: acking one must not ack the
+         * others. */
+        const char *only = c->ack_policy != GF_ACK_EXPLICIT ? "ack_policy"
+                           : c->linger_ms > 0               ? "linger"
+                           : c->fetch_batch > 0             ? "fetch_batch"
+                                                            : NULL;
+        if (only) {
+            p->key = only;
+            snprintf(p->text, sizeof(p->text), "is for partitioned groups only (partitions > 0)");
+            return false;
+        }
         return true;
+    }
+    if (c->fetch_batch > 0 && c->max_ack_pending > 0 && c->fetch_batch > c->max_ack_pending) {
+        p->key = "fetch_batch";
+        snprintf(p->text, sizeof(p->text),
+                 "%lld is more than max_ack_pending (%lld): a batch could never fill",
+                 (long long)c->fetch_batch, (long long)c->max_ack_pending);
+        return false;
+    }
+    if (c->linger_ms * 2 > c->lease_ttl_ms) {
+        p->key = "linger";
+        snprintf(p->text, sizeof(p->text), "must be at most half of lease_ttl");
+        return false;
     }
     if (!gf_name_id_ok(c->name, GF_CFG_GROUP_MAX, why, sizeof why)) {
         p->key = "name";
@@ -333,6 +358,29 @@ static const gf_cfg_field consumer_rows[] = {
      .min = 1000,
      .max = 10 * MS_M,
      .help = "partitioned: a dead owner's partitions move after this; renewed every quarter"},
+    {.key = "ack_policy",
+     .type = GF_CFG_ENUM,
+     .offset = offsetof(gf_consumer_config, ack_policy),
+     .def = "explicit",
+     .enums = ack_policy_names,
+     .help = "partitioned: explicit acks every message; all acks a batch with one ack of its "
+             "last message (fewer server operations; fixed when the consumer is created)"},
+    {.key = "fetch_batch",
+     .type = GF_CFG_INT,
+     .offset = offsetof(gf_consumer_config, fetch_batch),
+     .def = "0",
+     .min = 0,
+     .max = 10000,
+     .help = "partitioned: the largest batch (0 = runtime.fetch_batch); at most max_ack_pending"},
+    {.key = "linger",
+     .type = GF_CFG_DURATION,
+     .offset = offsetof(gf_consumer_config, linger_ms),
+     .def = "0",
+     .min = 0,
+     .max = MS_M,
+     .help = "partitioned: after a fetch that was not a full batch, the next one waits until "
+             "this long after it began, so more events share a batch and its effect writes "
+             "(adds up to this much latency); at most half of lease_ttl"},
 };
 
 const gf_cfg_table gf__cfg_consumer_table = {"consumer", sizeof(gf_consumer_config), consumer_rows,

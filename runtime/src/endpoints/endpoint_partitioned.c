@@ -336,7 +336,8 @@ static gf_err group_init(gf__endpoint_run *run, const gf_consumer_config *cc, pa
     g->partitions = (unsigned)cc->partitions;
     g->ttl_ms = cc->lease_ttl_ms;
     g->margin_ms = cc->lease_ttl_ms / 5;
-    g->batch = (int)(host->cfg->runtime.fetch_batch > 0 ? host->cfg->runtime.fetch_batch : 1);
+    int64_t batch = cc->fetch_batch > 0 ? cc->fetch_batch : host->cfg->runtime.fetch_batch;
+    g->batch = (int)(batch > 0 ? batch : 1);
     /* The instance id plus a per-process nonce: a restarted instance with the same id
      * is a new holder and waits for its old leases to expire like anyone else. */
     snprintf(g->holder, sizeof g->holder, "%s.%s", host->instance_id, nonce);

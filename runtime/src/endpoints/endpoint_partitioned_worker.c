@@ -15,6 +15,14 @@
  *   NATS-FACTS.md §3), so its reply means the whole batch is acked — one round trip per
  *   batch, not per message. That keeps the consumer's ack state exact, so the next owner
  *   (or a recreated consumer) never has to wait for or replay what this one finished.
+ *   With ack_policy all, the AckSync of the last message alone acks the batch (the
+ *   per-message acks are the server's largest per-event cost after storing the event);
+ *   rejected messages are still terminated one by one first, which under that policy
+ *   also acks what precedes them — handled already, since acks wait for the whole batch.
+ * - Linger. A fetch takes what the server has at once. Under a steady trickle that is a
+ *   few events per batch, each batch paying its own effect writes; with linger set, the
+ *   fetch after a short one waits until linger after that one began, so the events
+ *   gather at the server (not delivered, so no ack wait runs) and share a batch.
  * - The lease deadline. owner.valid_until_ms (monotonic) is the last moment this tenure may
  *   act; the coordinator moves it forward on every renewal. Nothing starts, is acked or is
  *   kept in progress past it; a long poll never outlives it (its expiry ends before it). A
@@ -164,7 +172,7 @@ static void settle(tenure *t, natsMsg **raw, size_t n)
             last_ok = (int)i;
         }
     }
-    for (int i = 0; i < last_ok; i++) {
+    for (int i = 0; t->slot->cc.ack_policy == GF_ACK_EXPLICIT && i < last_ok; i++) {
         if (t->verdicts[i] != GF_ERR_PERMANENT && t->verdicts[i] != GF_ERR_INVALID)
             natsMsg_Ack(raw[i], NULL);
     }
@@ -236,11 +244,14 @@ static void loop(tenure *t)
     const gf_runtime_config *rc = &t->g->run->host->cfg->runtime;
     gf__pull_binding *b = &t->slot->bind;
     int errors = 0;
+    int64_t linger_until = 0; /* no fetch before this (monotonic ms) */
 
     if (!bind(t) || !wait_for_previous_owner(t))
         return;
     while (go_on(t)) {
         if (!b->sub && !bind(t))
+            return;
+        if (!pause_until(t, linger_until))
             return;
         int64_t now = gf_clock_mono_ms();
         int64_t poll = atomic_load(&t->slot->owner.valid_until_ms) - now - POLL_MIN_MS;
@@ -255,6 +266,8 @@ static void loop(tenure *t)
         natsMsgList list = {0};
         natsStatus s = gf__pull_fetch(b->sub, &list, t->g->batch, poll);
         bool ended = false;
+        if (s == NATS_OK && list.Count < t->g->batch)
+            linger_until = now + t->slot->cc.linger_ms;
         if (s == NATS_OK) {
             errors = 0;
             ended = !gf__partition_valid(t->slot) || !run_batch(t, &list, now);

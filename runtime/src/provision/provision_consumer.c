@@ -101,7 +101,7 @@ static void consumer_expected(const gf_consumer_config *c, int64_t *backoff, jsC
     w->Durable = c->name;
     w->Description = c->description;
     w->DeliverPolicy = deliver_map[c->deliver];
-    w->AckPolicy = js_AckExplicit;
+    w->AckPolicy = c->ack_policy == GF_ACK_ALL ? js_AckAll : js_AckExplicit;
     w->FilterSubject = (c->filter_subject && c->filter_subject[0]) ? c->filter_subject : NULL;
     for (size_t i = 0; i < c->backoff_ms_len; i++)
         backoff[i] = gf__prov_ms_to_ns(c->backoff_ms[i]);
