@@ -33,8 +33,9 @@
 #define CONSUMER "tests/gamefn-test-consumer"
 
 enum { PLAYERS = 40, EVENTS = 3000 };
+#define LINGER "1s"
 
-static void options(gf_fnenv_opts *o, bool ack_all)
+static void options(gf_fnenv_opts *o, bool ack_all, const char *linger)
 {
     memset(o, 0, sizeof *o);
     o->server_config = gf_ev_mapping;
@@ -63,8 +64,12 @@ static void options(gf_fnenv_opts *o, bool ack_all)
                        "      backoff: [100ms, 200ms]\n"
                        "      max_ack_pending: 5000\n"
                        "      ack_policy: all\n"
-                       "      fetch_batch: 500\n"
-                       "      linger: 200ms\n";
+                       "      fetch_batch: 500\n";
+    if (ack_all) {
+        static char with_linger[1024];
+        snprintf(with_linger, sizeof with_linger, "%s      linger: %s\n", o->consumers, linger);
+        o->consumers = with_linger;
+    }
     o->buckets = "    - name: test_sums\n"
                  "    - name: dlq_reasons\n"
                  "      ttl: 7d\n";
@@ -174,11 +179,11 @@ static void assert_ack_policy(const cenv *c)
     jsConsumerInfo_Destroy(ci);
 }
 
-static int setup_with(void **state, bool ack_all)
+static int setup_with(void **state, bool ack_all, const char *linger)
 {
     cenv *c = calloc(1, sizeof *c);
     gf_fnenv_opts o;
-    options(&o, ack_all);
+    options(&o, ack_all, linger);
     if (!c || gf_fnenv_start_opts(&c->env, &o) != 0)
         return -1;
     c->js = gf_ev_js(c->env.nc);
@@ -190,12 +195,17 @@ static int setup_with(void **state, bool ack_all)
 
 static int setup(void **state)
 {
-    return setup_with(state, false);
+    return setup_with(state, false, NULL);
 }
 
 static int setup_ack_all(void **state)
 {
-    return setup_with(state, true);
+    return setup_with(state, true, "200ms");
+}
+
+static int setup_linger(void **state)
+{
+    return setup_with(state, true, LINGER);
 }
 
 static int teardown(void **state)
@@ -391,6 +401,42 @@ static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
     gf_proc_cleanup(&c);
 }
 
+/* Messages in the effects bucket's stream: every effect write is one. */
+static uint64_t effect_writes(const cenv *c)
+{
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, c->js, "KV_test_sums", NULL, NULL), NATS_OK);
+    uint64_t n = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    return n;
+}
+
+/* linger: a trickle (800 events over about 2 s, 40 players over 16 partitions) gathers
+ * into a few batches per partition, so a player's events share one effect write. Without
+ * it each fetch takes the one or two events that arrived since the last: about one
+ * write per event. */
+static void linger_gathers_a_trickle_into_fewer_writes(void **state)
+{
+    cenv *ce = *state;
+    gf_proc a = {0};
+    assert_int_equal(gf_fnenv_spawn_ready(&ce->env, &a, CONSUMER, "test-consumer", "a", NULL), 0);
+    uint64_t before = effect_writes(ce);
+    enum { TRICKLE = 800 };
+    for (int i = 0; i < TRICKLE; i++) {
+        publish_score(ce->js, ce->x, "gs-t", (uint64_t)i + 1, i % PLAYERS, 1 + i % 5, NULL, true);
+        if (i % 40 == 39) {
+            assert_int_equal(gf_ev_flush(ce->js), 0);
+            gf_clock_sleep_ms(100);
+        }
+    }
+    assert_int_equal(gf_ev_flush(ce->js), 0);
+    assert_all_applied(ce, 30000);
+    uint64_t writes = effect_writes(ce) - before;
+    printf("linger %s: %d events, %" PRIu64 " effect writes\n", LINGER, TRICKLE, writes);
+    assert_true(writes * 3 < TRICKLE);
+    assert_true(gf_fnenv_stop(&a, 15000));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +447,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
                                         setup_ack_all, teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup_ack_all,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(linger_gathers_a_trickle_into_fewer_writes, setup_linger,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
