@@ -130,11 +130,13 @@ static int write_config(const char *path, const char *url, const eopts *o)
           "  consumers:\n"
           "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
           "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-          "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
-          "      max_ack_pending: 20000\n",
+          "      ack_wait: 30s\n      max_deliver: 5\n      max_ack_pending: 20000\n",
           f);
-    fprintf(f, "      ack_policy: %s\n      linger: %ldms\n      fetch_batch: %ld\n", o->ack,
-            o->linger_ms, o->batch);
+    /* the runtime takes a linger of at most half the lease: 10 s unless --linger needs more */
+    fprintf(f,
+            "      lease_ttl: %ldms\n      ack_policy: %s\n      linger: %ldms\n"
+            "      fetch_batch: %ld\n",
+            o->linger_ms * 2 > 10000 ? o->linger_ms * 2 : 10000, o->ack, o->linger_ms, o->batch);
     fputs("  buckets:\n    - name: leases\n    - name: leaderboard\n"
           "    - name: dlq_reasons\n      ttl: 7d\n"
           "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
