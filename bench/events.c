@@ -7,14 +7,16 @@
  *     stream of their own while one durable fetches and acks them, at once, no gamefn
  *     logic (events_load.c);
  *  2. --replicas leaderboard processes (functions/leaderboard, the shipped binary) on
- *     EVENTS with board "global" (incr);
+ *     EVENTS with board "global" (incr), its partitioned consumer configured with
+ *     ack_policy --ack (all: one ack per batch), linger --linger and fetch_batch --batch;
  *  3. throughput: --events ScoreEvents published as fast as the window allows; events/s
  *     from the first publish until every partition's durable has nothing pending and
  *     nothing awaiting an ack (polled, 20 ms: an ack follows the stored effect);
  *  4. latency: --latency-seconds of events paced at half that rate, watched by the
- *     observer (a subscription on the consumer's acks: one extra message per event for
- *     the server, so only this phase has it); p50/p99 of (effect observed - published)
- *     per event, and the events it saw terminated (dead_lettered);
+ *     observer (a subscription on the consumer's acks: one extra message per ack for the
+ *     server, so only this phase has it; with ack_policy all an ack covers the batch);
+ *     p50/p99 of (effect observed - published) per event, and the events it saw
+ *     terminated (dead_lettered). A linger adds up to about its length to an event's time;
  *  5. catch-up: --catchup events (720,000 = 5 min at the reference's 2,400/s) replayed
  *     at full speed into the running consumer, as a producer's spool does after an
  *     outage; seconds from the first replayed event to the last effect;
@@ -42,13 +44,14 @@
 #include "proc.h"
 #include "stack.h"
 
-/* PARTITIONS: the EVENTS partitions of the server's mapping and the consumer below. */
-enum { MAX_REPLICAS = 4, WAIT_MS = 300000, PARTITIONS = 16 };
+/* The server's mapping and the consumer below spell EV_PARTITIONS (events.h) as "16". */
+enum { MAX_REPLICAS = 4, WAIT_MS = 300000 };
 
 typedef struct eopts {
     long long events, catchup;
-    long players, batch, replicas, latency_seconds;
+    long players, batch, replicas, latency_seconds, linger_ms;
     const char *flush; /* nats.flush of the leaderboard replicas */
+    const char *ack;   /* ack_policy of the consumer: all or explicit */
     bool json, verbose;
 } eopts;
 
@@ -63,8 +66,10 @@ static void usage(FILE *f)
                "  --events N            throughput phase and raw baseline, 10000..5000000 "
                "(default 300000)\n"
                "  --players N           players, 1..1000000 (default 5000)\n"
-               "  --batch N             runtime.fetch_batch of the consumer, 1..10000 "
-               "(default 1000)\n"
+               "  --batch N             fetch_batch of the consumer, 1..10000 (default 10000)\n"
+               "  --ack MODE            ack_policy of the consumer: all (default, one ack per "
+               "batch) or explicit\n"
+               "  --linger MS           linger of the consumer, 0..10000 ms (default 1000)\n"
                "  --replicas N          leaderboard processes, 1..4 (default 1)\n"
                "  --latency-seconds S   paced phase length, 1..120 (default 10)\n"
                "  --catchup N           events replayed after the outage, 0..5000000 "
@@ -80,10 +85,12 @@ static int parse(int argc, char **argv, eopts *o)
     *o = (eopts){.events = 300000,
                  .catchup = 720000,
                  .players = 5000,
-                 .batch = 1000,
+                 .batch = 10000,
                  .replicas = 1,
                  .latency_seconds = 10,
-                 .flush = "immediate"};
+                 .linger_ms = 1000,
+                 .flush = "immediate",
+                 .ack = "all"};
     const gf_bench_opt opts[] = {
         GF_BENCH_OPT("events", &o->events, 10000, 5000000),
         GF_BENCH_OPT("players", &o->players, 1, 1000000),
@@ -92,11 +99,18 @@ static int parse(int argc, char **argv, eopts *o)
         GF_BENCH_OPT("latency-seconds", &o->latency_seconds, 1, 120),
         GF_BENCH_OPT("catchup", &o->catchup, 0, 5000000),
         GF_BENCH_OPT("flush", &o->flush, 0, 0),
+        GF_BENCH_OPT("ack", &o->ack, 0, 0),
+        GF_BENCH_OPT("linger", &o->linger_ms, 0, 10000),
         GF_BENCH_FLAG_OPT("json", &o->json),
         GF_BENCH_FLAG_OPT("verbose", &o->verbose),
     };
     int rc = gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
     if (rc == 0 && !gf_bench_flush_ok("events", o->flush)) {
+        usage(stderr);
+        return -1;
+    }
+    if (rc == 0 && strcmp(o->ack, "all") != 0 && strcmp(o->ack, "explicit") != 0) {
+        fprintf(stderr, "gamefn-bench events: --ack: all or explicit, got '%s'\n", o->ack);
         usage(stderr);
         return -1;
     }
@@ -116,9 +130,14 @@ static int write_config(const char *path, const char *url, const eopts *o)
           "  consumers:\n"
           "    - stream: EVENTS\n      name: leaderboard\n      partitions: 16\n"
           "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-          "      lease_ttl: 10s\n      ack_wait: 30s\n      max_deliver: 5\n"
-          "      max_ack_pending: 20000\n"
-          "  buckets:\n    - name: leases\n    - name: leaderboard\n"
+          "      ack_wait: 30s\n      max_deliver: 5\n      max_ack_pending: 20000\n",
+          f);
+    /* the runtime takes a linger of at most half the lease: 10 s unless --linger needs more */
+    fprintf(f,
+            "      lease_ttl: %ldms\n      ack_policy: %s\n      linger: %ldms\n"
+            "      fetch_batch: %ld\n",
+            o->linger_ms * 2 > 10000 ? o->linger_ms * 2 : 10000, o->ack, o->linger_ms, o->batch);
+    fputs("  buckets:\n    - name: leases\n    - name: leaderboard\n"
           "    - name: dlq_reasons\n      ttl: 7d\n"
           "functions:\n  leaderboard:\n    snapshot_interval: 1m\n"
           "    boards:\n      - {name: global, operator: incr}\n",
@@ -199,8 +218,8 @@ typedef struct results {
 static void report(const eopts *o, const results *r, const char *version)
 {
     printf("gamefn-bench events: nats-server %s single node, file storage, %ld players, "
-           "batch %ld, %ld replica(s), nats.flush %s\n",
-           version, o->players, o->batch, o->replicas, o->flush);
+           "batch %ld, ack_policy %s, linger %ld ms, %ld replica(s), nats.flush %s\n",
+           version, o->players, o->batch, o->ack, o->linger_ms, o->replicas, o->flush);
     printf("  %-52s %10.0f events/s\n", "raw pipeline (async publish + fetch/ack, together)",
            r->raw);
     printf("  %-52s %10.0f events/s  (%.2f of raw)\n", "producer -> applied leaderboard effect",
@@ -229,6 +248,8 @@ static void report(const eopts *o, const results *r, const char *version)
         (json_int_t)r->doubled, "dead_lettered", (json_int_t)r->anomalies);
     if (j) {
         json_object_set_new(j, "flush", json_string(o->flush));
+        json_object_set_new(j, "ack_policy", json_string(o->ack));
+        json_object_set_new(j, "linger_ms", json_integer(o->linger_ms));
         json_object_set_new(j, "kv_writes_per_event", json_real(r->writes_per_event));
         json_object_set_new(j, "raw_server_cpu_us", json_real(r->raw_server_cpu_us));
         json_object_set_new(j, "server_cpu_us", json_real(r->server_cpu_us));
@@ -258,7 +279,7 @@ static double run_phase(jsCtx *js, ev_plan *plan, ev_observer *obs, gf_bench_fns
             fprintf(stderr, "events: only %lld of %zu effects seen\n", atomic_load(&obs->total),
                     to - from);
     } else {
-        last = ev_publish_wait(js) == 0 ? ev_drained_wait(js, "leaderboard", PARTITIONS, WAIT_MS,
+        last = ev_publish_wait(js) == 0 ? ev_drained_wait(js, "leaderboard", EV_PARTITIONS, WAIT_MS,
                                                           gf_bench_fns_gone_cb, reps)
                                         : -1;
         if (last < 0)
@@ -339,13 +360,18 @@ int gf_bench_events(int argc, char **argv)
         r.latency_events = lat_max;
     fprintf(stderr, "events: latency, %zu events at %.0f/s\n", r.latency_events, r.rate / 2);
     a = b, b += r.latency_events;
-    if (ev_observer_start(&obs, &plan, gf_natsd_url(srv)) != 0) {
+    if (ev_observer_start(&obs, &plan, gf_natsd_url(srv), strcmp(o.ack, "all") == 0, a) != 0) {
         fprintf(stderr, "events: cannot watch the consumer's acks\n");
         goto out;
     }
     if (run_phase(js, &plan, &obs, &reps, a, b, r.rate / 2) < 0)
         goto out;
     r.anomalies = atomic_load(&obs.anomalies);
+    if (atomic_load(&obs.mismatched) > 0) /* the plan's partitions are not the server's */
+        fprintf(stderr,
+                "events: %lld acks came from a durable of another partition than their "
+                "event's: the latency figures are not exact\n",
+                atomic_load(&obs.mismatched));
     ev_observer_stop(&obs);
     latency(&plan, a, b, &r.p50, &r.p99);
 

@@ -5,10 +5,13 @@
  * The plan: event i (over every phase) scores player plan.player[i] on board "global"
  * (incr) with delta 2^20 + a small part, so a player's score says how many of its
  * events were applied (high bits) and which (the exact cumulative sums), without
- * trusting any counter of the system under test.
+ * trusting any counter of the system under test. Event i goes to partition
+ * gf_partition_of("pl<player>", EV_PARTITIONS) of EVENTS, as the server's mapping puts it.
  *
  * Threads: the publisher runs on the caller's thread (nats.c's threads take the acks);
- * the observer runs on its own thread and writes only its own state and atomics.
+ * the observer's callback runs on its subscription's nats.c thread, the only one that
+ * touches its cursors (no lock), and writes the plan's effect times and its counters as
+ * atomics, which the caller's thread reads.
  */
 #ifndef GAMEFN_BENCH_EVENTS_H
 #define GAMEFN_BENCH_EVENTS_H
@@ -21,7 +24,8 @@
 
 #include <nats/nats.h>
 
-enum { EV_SOURCES = 8, EV_COUNT_SHIFT = 20 };
+/* EV_PARTITIONS: the partitions of the server's event mapping and of the consumer group. */
+enum { EV_SOURCES = 8, EV_COUNT_SHIFT = 20, EV_PARTITIONS = 16 };
 
 typedef struct ev_plan {
     size_t events, players;
@@ -33,6 +37,10 @@ typedef struct ev_plan {
     size_t **idx;
     int64_t **cum;
     size_t *n;
+    uint8_t *player_part; /* per player: its partition */
+    /* per partition: its events in plan order (= stream order) */
+    size_t *part_idx[EV_PARTITIONS];
+    size_t part_n[EV_PARTITIONS];
 } ev_plan;
 
 int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed);
@@ -55,16 +63,25 @@ jsCtx *ev_js(natsConnection *nc);
 long long ev_publish_wait(jsCtx *js);
 
 /* The observer: the consumer's acks of EVENTS (an ack follows the stored effect); plan
- * event i is stream sequence i + 1. Effect times go to plan->eff_ns. */
+ * event i is stream sequence i + 1. Effect times go to plan->eff_ns. With explicit acks
+ * (ack_all false) an ack of stream sequence S marks event S - 1 alone; with ack_policy
+ * all an ack of S from durable "<group>-p<NN>" marks every event of partition NN up to S
+ * (one ack per batch acknowledges the durable's earlier messages). A +TERM marks its own
+ * event, as an anomaly. Events before `from` (acknowledged before the observer started)
+ * are never marked. */
 typedef struct ev_observer {
     ev_plan *plan;
     natsConnection *nc;
     natsSubscription *sub;
-    _Atomic long long total;     /* events acked */
-    _Atomic long long anomalies; /* events terminated (dead-lettered) */
+    bool ack_all;
+    size_t cursor[EV_PARTITIONS]; /* ack_all: the next of plan->part_idx[NN] to mark */
+    _Atomic long long total;      /* events acked */
+    _Atomic long long anomalies;  /* events terminated (dead-lettered) */
+    _Atomic long long mismatched; /* ack_all: acks whose durable is not their event's partition */
 } ev_observer;
 
-int ev_observer_start(ev_observer *o, ev_plan *p, const char *url);
+/* Subscribes on url; ev_observer_stop undoes it (also after a failed start). */
+int ev_observer_start(ev_observer *o, ev_plan *p, const char *url, bool ack_all, size_t from);
 void ev_observer_stop(ev_observer *o);
 /* Waits until the observer saw `count` events applied in all, or timeout_ms passed, or
  * give_up (may be NULL) says so; then the time (monotonic ns) the last effect of plan

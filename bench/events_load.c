@@ -11,9 +11,21 @@
  *   every ack the consumer sends the server). The framework acks an event only after its
  *   effect is stored (an ack is "effect applied"), and the bench is the stream's only
  *   publisher, on one connection, so plan event i is stream sequence i + 1 and the ack's
- *   subject names it. Costs the server one small core message per event, not a second
- *   reader of the bucket. Whether effects are right is not taken from acks: the final
- *   check reads the stored scores (events.c).
+ *   subject names it. With explicit acks that is one ack per event, and it marks that
+ *   event alone. With ack_policy all the worker acks a batch once, by its last handled
+ *   message: an ack of stream sequence S from durable <group>-p<NN> says every event of
+ *   partition NN up to S is applied, so the observer keeps one cursor per partition over
+ *   that partition's plan events (precomputed in the plan, stream order, the partition
+ *   from gf_partition_of as the server's mapping computes it) and marks each up to S.
+ *   Marks are compare-and-swap from 0, so an event is timed by the first ack that covers
+ *   it; a +TERM marks its own event only, as an anomaly. The cursors belong to the
+ *   subscription's one delivery thread (set before it subscribes): no lock; eff_ns and
+ *   the counters are atomics, read by the thread that waits. An ack whose durable's
+ *   partition is not its event's is counted (mismatched) and marks that event alone: the
+ *   plan's partitions would then be wrong, and so the sweep. Costs the server one small
+ *   core message per ack (per event or per batch), not a second reader of the bucket.
+ *   Whether effects are right is not taken from acks: the final check reads the stored
+ *   scores (events.c).
  * - Raw pipeline: the same event bytes, to a stream of their own on a second subject
  *   space, published with Msg-Ids by this thread while a second thread (own connection)
  *   fetches batches from one durable and acks every message; the clock runs from the
@@ -31,6 +43,7 @@
 #include "gamefn/conn.h"
 #include "gamefn/effect_record.h"
 #include "gamefn/fetch.h"
+#include "gamefn/partition.h"
 #include "gamefn/util.h"
 #include "gamefn/v1/event.pb-c.h"
 #include "gamefn/v1/state.pb-c.h"
@@ -56,13 +69,27 @@ int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed)
     p->idx = calloc(players, sizeof *p->idx);
     p->cum = calloc(players, sizeof *p->cum);
     p->n = calloc(players, sizeof *p->n);
-    if (!p->player || !p->delta || !p->pub_ns || !p->eff_ns || !p->idx || !p->cum || !p->n)
+    p->player_part = calloc(players, sizeof *p->player_part);
+    if (!p->player || !p->delta || !p->pub_ns || !p->eff_ns || !p->idx || !p->cum || !p->n ||
+        !p->player_part)
         return -1;
+    for (size_t q = 0; q < players; q++) {
+        char id[32];
+        snprintf(id, sizeof id, "pl%zu", q); /* the player id pack() writes */
+        p->player_part[q] = (uint8_t)gf_partition_of(id, EV_PARTITIONS);
+    }
     for (size_t i = 0; i < events; i++) {
         uint64_t h = mix(seed + i);
         p->player[i] = (uint32_t)(h % players);
         p->delta[i] = ((int64_t)1 << EV_COUNT_SHIFT) + (int64_t)((h >> 32) % 1000) + 1;
         p->n[p->player[i]]++;
+        p->part_n[p->player_part[p->player[i]]]++;
+    }
+    for (int k = 0; k < EV_PARTITIONS; k++) {
+        p->part_idx[k] = calloc(p->part_n[k] ? p->part_n[k] : 1, sizeof *p->part_idx[k]);
+        if (!p->part_idx[k])
+            return -1;
+        p->part_n[k] = 0;
     }
     for (size_t q = 0; q < players; q++) {
         p->idx[q] = calloc(p->n[q] ? p->n[q] : 1, sizeof **p->idx);
@@ -76,6 +103,8 @@ int ev_plan_init(ev_plan *p, size_t events, size_t players, uint64_t seed)
         size_t k = p->n[q]++;
         p->idx[q][k] = i;
         p->cum[q][k] = (k ? p->cum[q][k - 1] : 0) + p->delta[i];
+        uint8_t part = p->player_part[q];
+        p->part_idx[part][p->part_n[part]++] = i;
     }
     return 0;
 }
@@ -93,6 +122,9 @@ void ev_plan_fini(ev_plan *p)
     free(p->idx);
     free(p->cum);
     free(p->n);
+    free(p->player_part);
+    for (int k = 0; k < EV_PARTITIONS; k++)
+        free(p->part_idx[k]);
     memset(p, 0, sizeof *p);
 }
 
@@ -209,13 +241,42 @@ long long ev_publish_wait(jsCtx *js)
 /* ---- the observer: the consumer's acks ------------------------------------------------ */
 
 /* $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending> (the
- * nats-server 2.9 form): the stream sequence is the 6th token. */
-static uint64_t ack_stream_seq(const char *subject)
+ * nats-server 2.9 form): the stream sequence (6th token; 0 when there is none) and into
+ * *partition NN of a consumer "<group>-p<NN>" (4th token), -1 when it is not one or NN is
+ * not below EV_PARTITIONS. */
+static uint64_t ack_parse(const char *subject, int *partition)
 {
-    const char *p = subject;
-    for (int dots = 0; *p && dots < 5; p++)
-        dots += *p == '.';
-    return strtoull(p, NULL, 10);
+    const char *tok[6] = {subject};
+    int n = 0;
+    for (const char *p = subject; *p && n < 5; p++) {
+        if (*p == '.')
+            tok[++n] = p + 1;
+    }
+    *partition = -1;
+    if (n < 5)
+        return 0;
+    const char *dash = NULL, *end = tok[4] - 1; /* the consumer is [tok[3], end) */
+    for (const char *p = tok[3]; p < end; p++) {
+        if (*p == '-')
+            dash = p;
+    }
+    if (dash && dash[1] == 'p' && dash + 2 < end) {
+        int nn = 0;
+        const char *p = dash + 2;
+        for (; p < end && *p >= '0' && *p <= '9' && nn < EV_PARTITIONS; p++)
+            nn = nn * 10 + (*p - '0');
+        if (p == end && nn < EV_PARTITIONS)
+            *partition = nn;
+    }
+    return strtoull(tok[5], NULL, 10);
+}
+
+/* Plan event i's effect seen now, unless an earlier ack or term saw it. */
+static void observer_mark(ev_observer *o, size_t i, bool term)
+{
+    int64_t zero = 0;
+    if (atomic_compare_exchange_strong(&o->plan->eff_ns[i], &zero, gf_clock_mono_ns()))
+        atomic_fetch_add(term ? &o->anomalies : &o->total, 1);
 }
 
 static void on_consumer_ack(natsConnection *nc, natsSubscription *sub, natsMsg *m, void *closure)
@@ -223,23 +284,38 @@ static void on_consumer_ack(natsConnection *nc, natsSubscription *sub, natsMsg *
     (void)nc;
     (void)sub;
     ev_observer *o = closure;
+    const ev_plan *p = o->plan;
     const char *body = natsMsg_GetData(m);
-    int len = natsMsg_GetDataLength(m);
+    int len = natsMsg_GetDataLength(m), part = -1;
     bool ack = len == 0 || (len >= 4 && strncmp(body, "+ACK", 4) == 0);
     bool term = len >= 5 && strncmp(body, "+TERM", 5) == 0;
-    uint64_t seq = ack || term ? ack_stream_seq(natsMsg_GetSubject(m)) : 0;
-    if (seq >= 1 && seq <= o->plan->events) {
-        int64_t zero = 0;
-        if (atomic_compare_exchange_strong(&o->plan->eff_ns[seq - 1], &zero, gf_clock_mono_ns()))
-            atomic_fetch_add(term ? &o->anomalies : &o->total, 1);
+    uint64_t seq = ack || term ? ack_parse(natsMsg_GetSubject(m), &part) : 0;
+    if (seq >= 1 && seq <= p->events) {
+        size_t i = (size_t)(seq - 1);
+        if (term || !o->ack_all) {
+            observer_mark(o, i, term);
+        } else if (part < 0 || part != p->player_part[p->player[i]]) {
+            atomic_fetch_add(&o->mismatched, 1);
+            observer_mark(o, i, false);
+        } else { /* cumulative: the durable's events up to i, in stream order */
+            const size_t *idx = p->part_idx[part];
+            size_t *c = &o->cursor[part];
+            for (; *c < p->part_n[part] && idx[*c] <= i; (*c)++)
+                observer_mark(o, idx[*c], false);
+        }
     }
     natsMsg_Destroy(m);
 }
 
-int ev_observer_start(ev_observer *o, ev_plan *p, const char *url)
+int ev_observer_start(ev_observer *o, ev_plan *p, const char *url, bool ack_all, size_t from)
 {
     memset(o, 0, sizeof *o);
     o->plan = p;
+    o->ack_all = ack_all;
+    for (int k = 0; k < EV_PARTITIONS; k++) { /* set before the callback can run */
+        while (o->cursor[k] < p->part_n[k] && p->part_idx[k][o->cursor[k]] < from)
+            o->cursor[k]++;
+    }
     if (natsConnection_ConnectTo(&o->nc, url) != NATS_OK ||
         natsConnection_Subscribe(&o->sub, o->nc, "$JS.ACK.EVENTS.>", on_consumer_ack, o) !=
             NATS_OK ||
