@@ -35,8 +35,9 @@ void gf_bench_near_me(char *buf, size_t size, const char *relative);
 /* One option of a subcommand: --<name> and where its value goes. Made with GF_BENCH_OPT,
  * which takes the kind from the type of `out`: bool * a flag (no value; sets true),
  * const char ** a text, double * a number, int * / long * / long long * / unsigned * a
- * whole number. Numbers must lie in lo..hi. A table of these is the subcommand's flags;
- * its usage() text says what they mean. */
+ * whole number. Numbers must lie in lo..hi. GF_BENCH_CHOICE_OPT makes a text that must be
+ * one of a NULL-terminated list. A table of these is the subcommand's flags; its usage()
+ * text says what they mean. */
 typedef enum gf_bench_opt_kind {
     GF_BENCH_FLAG,
     GF_BENCH_TEXT,
@@ -51,7 +52,8 @@ typedef struct gf_bench_opt {
     const char *name;
     gf_bench_opt_kind kind;
     void *out;
-    double lo, hi; /* whole numbers too: every bound in use is exact in a double */
+    double lo, hi;              /* whole numbers too: every bound in use is exact in a double */
+    const char *const *choices; /* a text's allowed values, NULL-terminated; NULL = any */
 } gf_bench_opt;
 
 /* The kind of option a place of this type holds. */
@@ -61,9 +63,13 @@ typedef struct gf_bench_opt {
              long long *: GF_BENCH_LLONG, unsigned *: GF_BENCH_UINT)
 #define GF_BENCH_OPT(name, out, lo, hi)                                                            \
     {                                                                                              \
-        (name), GF_BENCH_KIND(out), (out), (lo), (hi)                                              \
+        (name), GF_BENCH_KIND(out), (out), (lo), (hi), NULL                                        \
     }
 #define GF_BENCH_FLAG_OPT(name, out) GF_BENCH_OPT(name, out, 0, 0)
+#define GF_BENCH_CHOICE_OPT(name, out, choices)                                                    \
+    {                                                                                              \
+        (name), GF_BENCH_TEXT, (out), 0, 0, (choices)                                              \
+    }
 
 /* Reads the options of `gamefn-bench <bench>` (argv[0] is the subcommand) into the table's
  * places; --help is always there. 0: run; 1: --help, usage printed on stdout; -1: a bad

@@ -80,6 +80,8 @@ static void usage(FILE *f)
                "  --json                one JSON object as the last line of stdout\n");
 }
 
+static const char *const ack_modes[] = {"all", "explicit", NULL};
+
 static int parse(int argc, char **argv, eopts *o)
 {
     *o = (eopts){.events = 300000,
@@ -98,23 +100,13 @@ static int parse(int argc, char **argv, eopts *o)
         GF_BENCH_OPT("replicas", &o->replicas, 1, MAX_REPLICAS),
         GF_BENCH_OPT("latency-seconds", &o->latency_seconds, 1, 120),
         GF_BENCH_OPT("catchup", &o->catchup, 0, 5000000),
-        GF_BENCH_OPT("flush", &o->flush, 0, 0),
-        GF_BENCH_OPT("ack", &o->ack, 0, 0),
+        GF_BENCH_CHOICE_OPT("flush", &o->flush, gf_bench_flush_modes),
+        GF_BENCH_CHOICE_OPT("ack", &o->ack, ack_modes),
         GF_BENCH_OPT("linger", &o->linger_ms, 0, 10000),
         GF_BENCH_FLAG_OPT("json", &o->json),
         GF_BENCH_FLAG_OPT("verbose", &o->verbose),
     };
-    int rc = gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
-    if (rc == 0 && !gf_bench_flush_ok("events", o->flush)) {
-        usage(stderr);
-        return -1;
-    }
-    if (rc == 0 && strcmp(o->ack, "all") != 0 && strcmp(o->ack, "explicit") != 0) {
-        fprintf(stderr, "gamefn-bench events: --ack: all or explicit, got '%s'\n", o->ack);
-        usage(stderr);
-        return -1;
-    }
-    return rc;
+    return gf_bench_options("events", argc, argv, opts, sizeof opts / sizeof opts[0], usage);
 }
 
 static int write_config(const char *path, const char *url, const eopts *o)

@@ -9,6 +9,7 @@
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -41,6 +42,17 @@ static bool store(const char *bench, const gf_bench_opt *o, const char *text)
         return true;
     }
     if (o->kind == GF_BENCH_TEXT) {
+        for (size_t i = 0; o->choices && o->choices[i]; i++) {
+            if (strcmp(text, o->choices[i]) == 0)
+                break;
+            if (!o->choices[i + 1]) {
+                fprintf(stderr, "gamefn-bench %s: --%s: one of", bench, o->name);
+                for (size_t k = 0; o->choices[k]; k++)
+                    fprintf(stderr, "%s %s", k ? "," : "", o->choices[k]);
+                fprintf(stderr, "; got '%s'\n", text);
+                return false;
+            }
+        }
         *(const char **)o->out = text;
         return true;
     }

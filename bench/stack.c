@@ -142,13 +142,7 @@ FILE *gf_bench_config_open(const char *bench, const char *path, const char *url,
     return f;
 }
 
-bool gf_bench_flush_ok(const char *bench, const char *flush)
-{
-    if (strcmp(flush, "immediate") == 0 || strcmp(flush, "batched") == 0)
-        return true;
-    fprintf(stderr, "gamefn-bench %s: --flush: immediate or batched, got '%s'\n", bench, flush);
-    return false;
-}
+const char *const gf_bench_flush_modes[] = {"immediate", "batched", NULL};
 
 bool gf_bench_rundir_make(const char *bench, char *tmpl)
 {

@@ -80,9 +80,9 @@ void gf_bench_fns_free(gf_bench_fns *s);
 FILE *gf_bench_config_open(const char *bench, const char *path, const char *url, bool verbose,
                            long fetch_batch, const char *flush);
 
-/* A --flush value (nats.flush of the functions a bench starts): "immediate" or
- * "batched"; false after saying so on stderr. */
-bool gf_bench_flush_ok(const char *bench, const char *flush);
+/* nats.flush's values (NULL-terminated), for the --flush option of the benches that start
+ * functions (GF_BENCH_CHOICE_OPT). */
+extern const char *const gf_bench_flush_modes[];
 
 /* A fresh run directory from a mkdtemp template ("/tmp/gamefn-bench-e2e-XXXXXX"), which
  * is rewritten in place; false after saying why. It outlives the nats-server (whose own

@@ -16,8 +16,6 @@
 #include "gamefn/log.h"
 #include "gap_list.h"
 
-enum { STOP_FLUSH_MS = 2000 }; /* the unsubscribe's flush at stop */
-
 struct lag_gaps {
     lag_gap_config cfg;
     natsConnection *nc; /* borrowed, for the unsubscribe at stop */
@@ -243,7 +241,7 @@ void lag_gaps_stop(lag_gaps *g)
         return;
     /* The ephemeral consumer goes with the unsubscribe; events may still be arriving
      * (docs/NATS-FACTS.md §4). */
-    gf_sub_forget(g->nc, g->sub, STOP_FLUSH_MS);
+    gf_sub_forget(g->nc, g->sub, GF_SUB_FORGET_WAIT_MS);
     gf_gap_free(g->tracker);
     lag_gap_list_free(&g->list);
     free(g);

@@ -542,7 +542,7 @@ void lag_monitor_stop(lag_monitor *m)
     atomic_store(&m->quit, 1);
     if (m->started)
         pthread_join(m->thread, NULL);
-    gf_sub_forget(m->nc, m->demand, 2000); /* a poll request may be arriving */
+    gf_sub_forget(m->nc, m->demand, GF_SUB_FORGET_WAIT_MS); /* a poll request may be arriving */
     gf_publish_close(m->pub, 2000);
     kvStore_Destroy(m->report_kv);
     kvStore_Destroy(m->lease_kv);

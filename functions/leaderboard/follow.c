@@ -26,9 +26,9 @@
 #include "gamefn/log.h"
 #include "lb_fn.h"
 
-/* FORGET_MS: the flush after an unsubscribe, before the subscription is freed: a late
- * answer to the last fetch may be arriving (docs/NATS-FACTS.md §4). */
-enum { FETCH_WAIT_MS = 1000, RETRY_MS = 500, TRIM_EVERY_MS = 5000, FORGET_MS = 2000 };
+/* The subscription is forgotten (gf_sub_forget) rather than destroyed: a late answer to
+ * the last fetch may be arriving (docs/NATS-FACTS.md §4). */
+enum { FETCH_WAIT_MS = 1000, RETRY_MS = 500, TRIM_EVERY_MS = 5000 };
 
 static const char prefix[] = "$KV." LB_BUCKET ".";
 
@@ -108,7 +108,7 @@ static void *follow_main(void *arg)
         } else {
             gf_log_warn("following KV_leaderboard failed: subscribing again",
                         "status=%d applied=%" PRIu64, (int)s, lb->applied_seq);
-            gf_sub_forget(lb->nc, sub, FORGET_MS); /* deletes the ephemeral consumer */
+            gf_sub_forget(lb->nc, sub, GF_SUB_FORGET_WAIT_MS); /* deletes the ephemeral consumer */
             sub = NULL;
             gf_clock_sleep_ms(RETRY_MS);
         }
@@ -121,7 +121,7 @@ static void *follow_main(void *arg)
             next_trim = now + TRIM_EVERY_MS;
         }
     }
-    gf_sub_forget(lb->nc, sub, FORGET_MS);
+    gf_sub_forget(lb->nc, sub, GF_SUB_FORGET_WAIT_MS);
     return NULL;
 }
 

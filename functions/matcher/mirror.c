@@ -241,7 +241,8 @@ static void watch_once(mm_mirror *m)
         pthread_mutex_unlock(&m->mu);
         kvEntry_Destroy(e);
     }
-    gf_kv_watcher_forget(m->nc, w, 2000); /* an update may be arriving (NATS-FACTS.md §4) */
+    gf_kv_watcher_forget(m->nc, w,
+                         GF_SUB_FORGET_WAIT_MS); /* an update may be arriving (NATS-FACTS.md §4) */
 }
 
 static void *watch_loop(void *arg)

@@ -105,6 +105,8 @@ static void a_short_run_reports_every_figure(void **state)
     assert_true(number(j, "catchup_s") > 0);
     assert_true(number(j, "lost") == 0);
     assert_true(number(j, "double_applied") == 0);
+    assert_string_equal(json_string_value(json_object_get(j, "ack_policy")), "all");
+    assert_true(number(j, "linger_ms") == 1000);
     double writes = number(j, "kv_writes_per_event");
     /* One write per changed key per batch: never more than one per event (plus the few of
      * the board itself). */
@@ -146,11 +148,41 @@ static void a_dead_replica_ends_the_run_at_once(void **state)
     unlink(log);
 }
 
+/* A value outside an option's choices: usage error (exit 2), naming the choices. */
+static void a_bad_choice_is_a_usage_error(void **state)
+{
+    (void)state;
+    const char *build = getenv("GAMEFN_BUILD_DIR");
+    char bench[512];
+    snprintf(bench, sizeof bench, "%s/bench/gamefn-bench", build ? build : "build");
+    const char *cases[][3] = {
+        {"--ack", "none", "--ack: one of all, explicit; got 'none'"},
+        {"--flush", "sometimes", "--flush: one of immediate, batched; got 'sometimes'"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static char out[1 << 14];
+        char log[] = "/tmp/gamefn-bench-events-XXXXXX";
+        int fd = mkstemp(log);
+        assert_true(fd >= 0);
+        close(fd);
+        char *args[] = {bench, "events", (char *)cases[i][0], (char *)cases[i][1], NULL};
+        gf_proc p = {0};
+        assert_int_equal(gf_proc_spawn(&p, args, NULL, log), 0);
+        assert_int_equal(gf_proc_wait(&p, 10000), 0);
+        output(&p, out, sizeof out);
+        if (!gf_proc_exited_with(&p, 2) || !strstr(out, cases[i][2]))
+            fail_msg("want exit 2 and '%s', got 0x%x:\n%s", cases[i][2], (unsigned)p.exit_status,
+                     out);
+        unlink(log);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_short_run_reports_every_figure),
         cmocka_unit_test(a_dead_replica_ends_the_run_at_once),
+        cmocka_unit_test(a_bad_choice_is_a_usage_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

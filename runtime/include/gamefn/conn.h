@@ -81,6 +81,11 @@ bool gf_sub_unsubscribed_passed(natsConnection *nc, int64_t timeout_ms);
  * consumer with the unsubscribe, as with natsSubscription_Unsubscribe. NULL is fine. */
 void gf_sub_forget(natsConnection *nc, natsSubscription *sub, int64_t timeout_ms);
 
+/* The flush bound the runtime and the functions give gf_sub_forget and
+ * gf_kv_watcher_forget when they stop: long enough for a loaded server's PONG, short
+ * enough not to hold a stop up (a leak is logged past it). */
+enum { GF_SUB_FORGET_WAIT_MS = 2000 };
+
 /* The same for a KV watcher (its updates come on a subscription): stops it, and destroys
  * it once gf_sub_unsubscribed_passed says so (else logs and leaks it). NULL is fine. */
 void gf_kv_watcher_forget(natsConnection *nc, kvWatcher *w, int64_t timeout_ms);

@@ -298,8 +298,7 @@ void gf__pull_unbind(gf__pull_binding *b)
     /* A late answer to the last fetch (messages, a 408) may be arriving: the flush after
      * the unsubscribe first (docs/NATS-FACTS.md §4). Bound (so.Consumer), so the
      * unsubscribe never deletes the durable. */
-    enum { UNBIND_FLUSH_MS = 2000 };
-    gf_sub_forget(b->run->host->nc, b->sub, UNBIND_FLUSH_MS);
+    gf_sub_forget(b->run->host->nc, b->sub, GF_SUB_FORGET_WAIT_MS);
     b->sub = NULL;
 }
 

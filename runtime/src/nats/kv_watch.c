@@ -19,7 +19,7 @@
 #include "gamefn/conn.h"
 #include "gamefn/log.h"
 
-enum { SLICE_MS = 200, BACKOFF_MS = 500, SETTLE_MS = 2000, FORGET_MS = 2000 };
+enum { SLICE_MS = 200, BACKOFF_MS = 500, SETTLE_MS = 2000 };
 
 struct gf_kv_watch {
     natsConnection *nc;
@@ -87,7 +87,7 @@ static void watch_once(gf_kv_watch *w)
         }
     }
     /* An update may be arriving: docs/NATS-FACTS.md §4. */
-    gf_kv_watcher_forget(w->nc, kw, FORGET_MS);
+    gf_kv_watcher_forget(w->nc, kw, GF_SUB_FORGET_WAIT_MS);
 }
 
 static void *watch_thread(void *arg)
