@@ -241,8 +241,8 @@ static void watch_once(mm_mirror *m)
         pthread_mutex_unlock(&m->mu);
         kvEntry_Destroy(e);
     }
-    gf_kv_watcher_forget(m->nc, w,
-                         GF_SUB_FORGET_WAIT_MS); /* an update may be arriving (NATS-FACTS.md §4) */
+    /* An update may be arriving (NATS-FACTS.md §4). */
+    gf_kv_watcher_forget(m->nc, w, GF_SUB_FORGET_WAIT_MS);
 }
 
 static void *watch_loop(void *arg)
