@@ -155,7 +155,7 @@ static void a_bad_choice_is_a_usage_error(void **state)
     const char *build = getenv("GAMEFN_BUILD_DIR");
     char bench[512];
     snprintf(bench, sizeof bench, "%s/bench/gamefn-bench", build ? build : "build");
-    const char *cases[][3] = {
+    char *cases[][3] = {
         {"--ack", "none", "--ack: one of all, explicit; got 'none'"},
         {"--flush", "sometimes", "--flush: one of immediate, batched; got 'sometimes'"},
     };
@@ -165,7 +165,7 @@ static void a_bad_choice_is_a_usage_error(void **state)
         int fd = mkstemp(log);
         assert_true(fd >= 0);
         close(fd);
-        char *args[] = {bench, "events", (char *)cases[i][0], (char *)cases[i][1], NULL};
+        char *args[] = {bench, "events", cases[i][0], cases[i][1], NULL};
         gf_proc p = {0};
         assert_int_equal(gf_proc_spawn(&p, args, NULL, log), 0);
         assert_int_equal(gf_proc_wait(&p, 10000), 0);
