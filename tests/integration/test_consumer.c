@@ -44,31 +44,22 @@ static void options(gf_fnenv_opts *o, bool ack_all, const char *linger)
                  "  fetch_batch: 64\n"
                  "  fetch_expiry: 1s\n"
                  "  heartbeat: 250ms\n";
-    o->consumers = "    - stream: EVENTS\n"
-                   "      name: sums\n"
-                   "      partitions: 16\n"
-                   "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-                   "      lease_ttl: 3s\n"
-                   "      ack_wait: 2s\n"
-                   "      max_deliver: 3\n"
-                   "      backoff: [100ms, 200ms]\n"
-                   "      max_ack_pending: 5000\n";
-    if (ack_all)
-        o->consumers = "    - stream: EVENTS\n"
-                       "      name: sums\n"
-                       "      partitions: 16\n"
-                       "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-                       "      lease_ttl: 3s\n"
-                       "      ack_wait: 2s\n"
-                       "      max_deliver: 3\n"
-                       "      backoff: [100ms, 200ms]\n"
-                       "      max_ack_pending: 5000\n"
-                       "      ack_policy: all\n"
-                       "      fetch_batch: 500\n";
-    if (ack_all) {
-        static char with_linger[1024];
-        snprintf(with_linger, sizeof with_linger, "%s      linger: %s\n", o->consumers, linger);
-        o->consumers = with_linger;
+    static const char group[] = "    - stream: EVENTS\n"
+                                "      name: sums\n"
+                                "      partitions: 16\n"
+                                "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
+                                "      lease_ttl: 3s\n"
+                                "      ack_wait: 2s\n"
+                                "      max_deliver: 3\n"
+                                "      backoff: [100ms, 200ms]\n"
+                                "      max_ack_pending: 5000\n";
+    o->consumers = group;
+    if (ack_all) { /* the same group, acked once per batch, with larger lingering batches */
+        static char batched[1024];
+        snprintf(batched, sizeof batched,
+                 "%s      ack_policy: all\n      fetch_batch: 500\n      linger: %s\n", group,
+                 linger);
+        o->consumers = batched;
     }
     o->buckets = "    - name: test_sums\n"
                  "    - name: dlq_reasons\n"
