@@ -9,7 +9,8 @@
  *             tokens the players would bring (from the match's commit record,
  *             matches/<match_id>: one read holds every assignment of the match; an
  *             ABORTED record, or one committed on another server, withdraws the
- *             allocation), verify every token with gamefn_gameserver against
+ *             allocation), verify every token (or those of one match in
+ *             opts.verify_every) with gamefn_gameserver against
  *             the join keys of the register/heartbeat replies (signature, key, expiry,
  *             server, player, each player once), "play" for play_ms, then report the
  *             game over (heartbeat finished_match_id) and are FREE again;
@@ -94,6 +95,10 @@ typedef struct gf_gamesim_opts {
                                 in parallel: a benchmark with many servers needs several) */
     int64_t heartbeat_ms;    /* 0 = what the register reply says; > 0 overrides it (benchmarks
                                 that keep thousands of servers quieter than the fleet asks) */
+    uint32_t verify_every;   /* auto-join verifies the tokens of one match in this many; the
+                                others' players are admitted unchecked (tokens_unchecked).
+                                0 or 1 = every token (a benchmark running thousands of
+                                servers on the service's own cores samples instead) */
     /* Play (optional): each match lasts a uniform time in [play_ms, play_max_ms] when
      * play_max_ms > play_ms; while it plays, its players produce on_event calls at
      * events_per_player_s each (Poisson: kills 40 %, scores 40 %, zone changes 20 %),
@@ -115,6 +120,7 @@ typedef struct gf_gamesim_stats {
     uint64_t allocations;    /* allocations noticed */
     uint64_t games_finished; /* game over reported and accepted */
     uint64_t tokens_ok, tokens_bad;
+    uint64_t tokens_unchecked; /* admitted without verifying (opts.verify_every) */
     uint64_t allocations_gone; /* allocation withdrawn before its tokens came (aborted) */
     uint64_t scale_requests, started, woken, hibernated, hibernate_refused;
     uint64_t events, crashes; /* on_event calls, of which crash reports */

@@ -93,6 +93,7 @@ struct gf_gamesim {
     size_t n_keys;
     gf_gamesim_stats stats; /* counters, under lock */
     uint64_t plays;         /* matches started with events, under lock (crash_every) */
+    uint64_t collected;     /* matches whose tokens were presented, under lock (verify_every) */
 };
 
 /* gamesim.c */
@@ -104,6 +105,11 @@ void gf__sim_clear_match(sim_server *sv); /* under lock: no match, nothing colle
 void gf__sim_apply_record(gf_gamesim *s, sim_server *sv, const Gamefn__V1__ServerRecord *rec,
                           int64_t now);
 void gf__sim_set_keys(gf_gamesim *s, Gamefn__V1__JoinKey *const *keys, size_t n); /* under lock */
+/* Admits player_id to the match `match` of sv after its token was judged `err` (GF_OK:
+ * valid; `checked` false: not verified, opts.verify_every), counting the outcome. Takes
+ * the lock. */
+gf_err gf__sim_admit(gf_gamesim *s, sim_server *sv, const char *match, const char *player_id,
+                     gf_err err, bool checked);
 
 /* gamesim_play.c (under lock) */
 void gf__sim_play_start(gf_gamesim *s, sim_server *sv, int64_t now); /* sets play_until */

@@ -23,45 +23,14 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "bench_support.h"
 #include "gamefn/clock.h"
-#include "proc.h"
-
-/* The bench's output so far (stdout and stderr), NUL-terminated into buf. */
-static const char *output(const gf_proc *p, char *buf, size_t size)
-{
-    FILE *f = fopen(p->log_path, "r");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    if (f)
-        fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
-/* Polls the output until it holds `needle` (true) or timeout_ms passes. */
-static bool wait_output(const gf_proc *p, const char *needle, int timeout_ms, char *buf,
-                        size_t size)
-{
-    int64_t deadline = gf_clock_mono_ms() + timeout_ms;
-    while (!strstr(output(p, buf, size), needle)) {
-        if (gf_clock_mono_ms() > deadline)
-            return false;
-        gf_clock_sleep_ms(50);
-    }
-    return true;
-}
 
 /* Starts a short bench (10,000 events over 100 players) with its output into log (a
  * mkstemp template, rewritten). */
 static void spawn_bench(gf_proc *p, char *log, char *latency_seconds, char *catchup, bool json)
 {
-    const char *build = getenv("GAMEFN_BUILD_DIR");
-    char bench[512];
-    snprintf(bench, sizeof bench, "%s/bench/gamefn-bench", build ? build : "build");
-    int fd = mkstemp(log);
-    assert_true(fd >= 0);
-    close(fd);
-    char *args[] = {bench,
-                    "events",
+    char *args[] = {"events",
                     "--events",
                     "10000",
                     "--players",
@@ -72,15 +41,7 @@ static void spawn_bench(gf_proc *p, char *log, char *latency_seconds, char *catc
                     catchup,
                     json ? "--json" : NULL,
                     NULL};
-    assert_int_equal(gf_proc_spawn(p, args, NULL, log), 0);
-}
-
-static double number(const json_t *j, const char *key)
-{
-    const json_t *v = json_object_get(j, key);
-    if (!json_is_number(v))
-        fail_msg("the JSON line has no number '%s'", key);
-    return json_number_value(v);
+    bench_spawn(p, log, args);
 }
 
 static void a_short_run_reports_every_figure(void **state)
@@ -91,23 +52,22 @@ static void a_short_run_reports_every_figure(void **state)
     gf_proc p = {0};
     spawn_bench(&p, log, "1", "10000", true);
     assert_int_equal(gf_proc_wait(&p, 150000), 0);
-    output(&p, out, sizeof out);
+    bench_output(&p, out, sizeof out);
     if (!gf_proc_exited_with(&p, 0))
         fail_msg("exit status 0x%x:\n%s", (unsigned)p.exit_status, out);
-    const char *line = strrchr(out, '{'); /* the JSON line is the last; it nests nothing */
-    json_t *j = line ? json_loads(line, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
+    json_t *j = bench_json_line(out);
     if (!j)
         fail_msg("no JSON line last:\n%s", out);
-    assert_true(number(j, "events_per_s") > 0);
-    assert_true(number(j, "raw_pipeline_per_s") > 0);
-    assert_true(number(j, "ratio") > 0);
-    assert_true(number(j, "p50_effect_ms") <= number(j, "p99_effect_ms"));
-    assert_true(number(j, "catchup_s") > 0);
-    assert_true(number(j, "lost") == 0);
-    assert_true(number(j, "double_applied") == 0);
+    assert_true(bench_number(j, "events_per_s") > 0);
+    assert_true(bench_number(j, "raw_pipeline_per_s") > 0);
+    assert_true(bench_number(j, "ratio") > 0);
+    assert_true(bench_number(j, "p50_effect_ms") <= bench_number(j, "p99_effect_ms"));
+    assert_true(bench_number(j, "catchup_s") > 0);
+    assert_true(bench_number(j, "lost") == 0);
+    assert_true(bench_number(j, "double_applied") == 0);
     assert_string_equal(json_string_value(json_object_get(j, "ack_policy")), "all");
-    assert_true(number(j, "linger_ms") == 1000);
-    double writes = number(j, "kv_writes_per_event");
+    assert_true(bench_number(j, "linger_ms") == 1000);
+    double writes = bench_number(j, "kv_writes_per_event");
     /* One write per changed key per batch: never more than one per event (plus the few of
      * the board itself). */
     assert_true(writes > 0 && writes <= 1.1);
@@ -123,7 +83,7 @@ static void a_dead_replica_ends_the_run_at_once(void **state)
     gf_proc p = {0};
     spawn_bench(&p, log, "5", "0", false);
 
-    if (!wait_output(&p, "events: latency", 90000, out, sizeof out)) {
+    if (!bench_wait_output(&p, "events: latency", 90000, out, sizeof out)) {
         gf_proc_cleanup(&p);
         fail_msg("the latency phase never started:\n%s", out);
     }
@@ -136,7 +96,7 @@ static void a_dead_replica_ends_the_run_at_once(void **state)
 
     assert_int_equal(gf_proc_wait(&p, 20000), 0); /* the old bench waited 5 minutes here */
     int64_t took = gf_clock_mono_ms() - killed;
-    output(&p, out, sizeof out);
+    bench_output(&p, out, sizeof out);
     if (!gf_proc_exited_with(&p, 1) || took > 5000)
         fail_msg("exit status 0x%x after %lld ms:\n%s", (unsigned)p.exit_status, (long long)took,
                  out);
@@ -152,29 +112,12 @@ static void a_dead_replica_ends_the_run_at_once(void **state)
 static void a_bad_choice_is_a_usage_error(void **state)
 {
     (void)state;
-    const char *build = getenv("GAMEFN_BUILD_DIR");
-    char bench[512];
-    snprintf(bench, sizeof bench, "%s/bench/gamefn-bench", build ? build : "build");
-    char *cases[][3] = {
+    const char *cases[][3] = {
         {"--ack", "none", "--ack: one of all, explicit; got 'none'"},
         {"--flush", "sometimes", "--flush: one of immediate, batched; got 'sometimes'"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        static char out[1 << 14];
-        char log[] = "/tmp/gamefn-bench-events-XXXXXX";
-        int fd = mkstemp(log);
-        assert_true(fd >= 0);
-        close(fd);
-        char *args[] = {bench, "events", cases[i][0], cases[i][1], NULL};
-        gf_proc p = {0};
-        assert_int_equal(gf_proc_spawn(&p, args, NULL, log), 0);
-        assert_int_equal(gf_proc_wait(&p, 10000), 0);
-        output(&p, out, sizeof out);
-        if (!gf_proc_exited_with(&p, 2) || !strstr(out, cases[i][2]))
-            fail_msg("want exit 2 and '%s', got 0x%x:\n%s", cases[i][2], (unsigned)p.exit_status,
-                     out);
-        unlink(log);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        bench_expect_usage_error("events", cases[i][0], cases[i][1], cases[i][2]);
 }
 
 int main(void)
