@@ -11,9 +11,8 @@
  * servers (support/gamesim) over the 8 datacenters, each verifying every join token (or
  * those of one match in --verify-every) and "playing" its match for --play ms. The load
  * (bench/load.h) submits population tickets round-robin over the queues, as fast as
- * intake answers (or at --rate; with --waiting N only while fewer than N tickets wait
- * for their end), for --seconds; then it waits up to --drain seconds for the last
- * tickets.
+ * intake answers (or at --rate), for --seconds; then it waits up to --drain seconds for
+ * the last tickets.
  *
  * What it prints (and with --json, one object as the last line):
  *  - tickets/s submitted and assigned during the run (submit = the create request's send,
@@ -68,7 +67,6 @@ typedef struct e2e_opts {
     double seconds, rate, drain, raw_seconds;
     int intakes, matchers, allocators, fleets, servers, sim_workers, clients, in_flight;
     int max_in_flight; /* runtime.max_in_flight: the allocator's matches at once */
-    int waiting;       /* closed loop: at most this many tickets between send and end */
     int verify_every;  /* the simulated servers verify the tokens of one match in this many */
     int64_t play_ms;
     const char *queue, *config;
@@ -105,8 +103,6 @@ static void usage(FILE *f)
            "  --play MS        how long a simulated match lasts (100)\n"
            "  --sim-workers N  simulator threads (64; each server step is a blocking request)\n"
            "  --clients C      load connections (2)      --in-flight W   requests each (128)\n"
-           "  --waiting N      send only while fewer than N tickets wait for their end\n"
-           "                   (0 = no bound: the pool grows while intake outpaces matching)\n"
            "  --verify-every N the simulated servers verify every token of one match in N\n"
            "                   (1 = all; real game servers verify on their own machines)\n"
            "  --queue Q        one queue only (default: every queue of the config)\n"
@@ -153,7 +149,6 @@ static int parse(int argc, char **argv, e2e_opts *o)
         GF_BENCH_OPT("config", &o->config, 0, 0),
         GF_BENCH_OPT("raw-seconds", &o->raw_seconds, 1e-3, 1e6),
         GF_BENCH_OPT("max-in-flight", &o->max_in_flight, 1, 1024),
-        GF_BENCH_OPT("waiting", &o->waiting, 0, 1 << 20),
         GF_BENCH_OPT("verify-every", &o->verify_every, 1, 1 << 20),
         GF_BENCH_CHOICE_OPT("flush", &o->flush, gf_bench_flush_modes),
         GF_BENCH_FLAG_OPT("keep", &o->keep),
@@ -514,7 +509,6 @@ typedef struct figures {
     double conflicts_per_match;
     double raw, limit_ratio;
     unsigned long long tokens_ok, tokens_bad, tokens_unchecked; /* the simulated servers' */
-    long long peak_waiting; /* the most tickets between send and end at once */
 } figures;
 
 /* Time to assignment over every submitted ticket (unassigned: infinitely late), and the
@@ -572,14 +566,12 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
              viol = gf_mmcheck_count(chk, "limit_violations"),
              half = gf_mmcheck_count(chk, "half_assigned_matches");
     printf("e2e: %d intake, %d matcher, %d allocator, %d fleet; %d servers (play %lld ms, "
-           "tokens of 1 match in %d verified); queue %s; rate %s; waiting %s%d; nats.flush %s; "
-           "%.1f s\n",
+           "tokens of 1 match in %d verified); queue %s; rate %s; nats.flush %s; %.1f s\n",
            o->intakes, o->matchers, o->allocators, o->fleets, o->servers, (long long)o->play_ms,
-           o->verify_every, o->queue ? o->queue : "all", o->rate > 0 ? "paced" : "open",
-           o->waiting > 0 ? "<= " : "unbounded ", o->waiting, o->flush, f->secs);
-    printf("  submitted            %lld (%.0f/s), created %lld, errors %lld; at most %lld "
-           "waiting for their end at once\n",
-           f->submitted, f->submitted_per_s, f->created, f->errors, f->peak_waiting);
+           o->verify_every, o->queue ? o->queue : "all", o->rate > 0 ? "paced" : "open", o->flush,
+           f->secs);
+    printf("  submitted            %lld (%.0f/s), created %lld, errors %lld\n", f->submitted,
+           f->submitted_per_s, f->created, f->errors);
     printf("  assigned             %lld in the run (%.0f tickets/s), %lld after the drain\n",
            f->assigned_in_run, f->tickets_per_s, f->assigned);
     printf("  time to assignment   p50 %.0f ms, p95 %.0f ms, p99 %.0f ms (submit to ASSIGNED "
@@ -613,8 +605,6 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     json_object_set_new(j, "cpu_us_per_ticket", cpu);
     json_object_set_new(j, "seconds", json_real(f->secs));
     json_object_set_new(j, "flush", json_string(o->flush));
-    json_object_set_new(j, "waiting", json_integer(o->waiting));
-    json_object_set_new(j, "peak_waiting", json_integer(f->peak_waiting));
     json_object_set_new(j, "verify_every", json_integer(o->verify_every));
     json_object_set_new(j, "submitted", json_integer(f->submitted));
     json_object_set_new(j, "submitted_per_s", json_real(f->submitted_per_s));
@@ -709,7 +699,6 @@ int gf_bench_e2e(int argc, char **argv)
                        .rate = o.rate,
                        .clients = o.clients,
                        .in_flight = o.in_flight,
-                       .max_waiting = o.waiting,
                        .queues = queues,
                        .team_size = team,
                        .nqueues = nq};
@@ -739,7 +728,6 @@ int gf_bench_e2e(int argc, char **argv)
             (unsigned long long)ss.heartbeats, (unsigned long long)ss.heartbeat_failures);
     gf_sub_close(status, 2000); /* its callback writes to t: done with it before reading */
     status = NULL;
-    f.peak_waiting = t.peak_waiting; /* the status callback is gone: no lock needed */
     f.tokens_ok = ss.tokens_ok;
     f.tokens_bad = ss.tokens_bad;
     f.tokens_unchecked = ss.tokens_unchecked;

@@ -103,15 +103,6 @@ void gf_load_on_status(natsConnection *nc, natsSubscription *sub, natsMsg *m, vo
             t->assigned_pushes++;
         }
     }
-    if (st && (st->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED ||
-               st->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CANCELLED ||
-               st->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_TIMED_OUT)) {
-        gf_load_entry *e = gf_load_table_at(t, st->ticket_id);
-        if (e->ended == 0 && e->submitted != 0) {
-            e->ended = now;
-            t->waiting--;
-        }
-    }
     pthread_mutex_unlock(&t->mu);
     gamefn__v1__ticket_status__free_unpacked(st, NULL);
     natsMsg_Destroy(m);
@@ -209,18 +200,6 @@ static size_t next_request(const client *c, source *src, char *key, size_t key_s
     return pack_ticket(c, pt, src->serial++, o->queues[q], key, key_size, buf);
 }
 
-/* A place for one more ticket: always when there is no bound, otherwise while fewer
- * than max_waiting wait (checked and taken under one lock: the clients share the bound). */
-static bool reserve(const client *c)
-{
-    pthread_mutex_lock(&c->t->mu);
-    bool ok = c->o->max_waiting <= 0 || c->t->waiting < c->o->max_waiting;
-    if (ok && ++c->t->waiting > c->t->peak_waiting)
-        c->t->peak_waiting = c->t->waiting;
-    pthread_mutex_unlock(&c->t->mu);
-    return ok;
-}
-
 static void *client_run(void *arg)
 {
     client *c = arg;
@@ -250,7 +229,7 @@ static void *client_run(void *arg)
         double now = gf_load_now();
         /* Send while the window and the pace allow. */
         while (outstanding < window && now < c->t_end &&
-               (per_client == 0 || (double)c->sent < (now - t0) * per_client) && reserve(c)) {
+               (per_client == 0 || (double)c->sent < (now - t0) * per_client)) {
             int slot = (int)(c->sent % window);
             snprintf(subj, sizeof subj, "%s.%d", prefix, slot);
             size_t len = next_request(c, &src, key, sizeof key, buf);
@@ -278,9 +257,6 @@ static void *client_run(void *arg)
         double t = gf_load_now();
         if (natsMsgHeader_Get(m, "Nats-Service-Error-Code", &code) == NATS_OK) {
             c->errors++;
-            pthread_mutex_lock(&c->t->mu);
-            c->t->waiting--; /* refused: it will not end (its id is not in the reply) */
-            pthread_mutex_unlock(&c->t->mu);
         } else {
             Gamefn__V1__CreateTicketReply *r = gamefn__v1__create_ticket_reply__unpack(
                 NULL, (size_t)natsMsg_GetDataLength(m), (const uint8_t *)natsMsg_GetData(m));

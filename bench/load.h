@@ -6,13 +6,10 @@
  * Load: `clients` threads, each on its own connection, keep `in_flight` requests
  * outstanding (own reply subjects on one sync subscription); with `rate` > 0 they pace
  * their sends to that total, otherwise they send as fast as replies come (the service
- * takes them), and with `max_waiting` > 0 only while fewer tickets than that are between
- * their send and their end (assigned, cancelled or timed out): without it a service that
- * creates tickets faster than it matches them grows its pool, and the figures with it,
- * for as long as the run lasts. Each ticket comes from the population model (support/population), a
- * batch per party size, the queue's team size capping its parties; players never repeat. A ticket's
- * id is known at its send (BLAKE2b of the idempotency key, PROTOCOL.md §6), so "submitted" is the
- * send time.
+ * takes them). Each ticket comes from the population model (support/population), a batch
+ * per party size, the queue's team size capping its parties; players never repeat.
+ * A ticket's id is known at its send (BLAKE2b of the idempotency key, PROTOCOL.md §6),
+ * so "submitted" is the send time.
  *
  * The table: the senders write `submitted` and `created` (create reply), the status
  * subscription (gf_load_on_status on gamefn.v1.ticket.status.>) the first CLAIMED and
@@ -40,7 +37,6 @@ typedef struct gf_load_entry {
     double submitted, created, claimed, assigned;
     double claimed_last; /* the last CLAIMED push before ASSIGNED (a match aborted and
                             formed again claims the ticket again) */
-    double ended;        /* its first ASSIGNED, CANCELLED or TIMED_OUT push */
 } gf_load_entry;
 
 typedef struct gf_load_table {
@@ -48,8 +44,6 @@ typedef struct gf_load_table {
     gf_load_entry *s;
     size_t mask;
     long long pushes, claimed_pushes, assigned_pushes;
-    long long waiting;      /* tickets sent and not yet ended (nor refused by intake) */
-    long long peak_waiting; /* the most `waiting` was just after a send */
 } gf_load_table;
 
 /* 2^bits slots (the load must stay well below that). 0, or -1 out of memory. */
@@ -73,8 +67,6 @@ typedef struct gf_load_opts {
     double seconds; /* sending stops after this */
     double rate;    /* tickets/s over all clients; 0 = as fast as replies come */
     int clients, in_flight;
-    long long max_waiting;     /* > 0: no send while this many tickets wait for their end (a
-                                  closed loop: the service's pace, not intake's, sets the rate) */
     const char *const *queues; /* tickets go round-robin over these */
     const uint32_t *team_size; /* per queue: the largest party */
     size_t nqueues;
