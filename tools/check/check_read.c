@@ -113,12 +113,13 @@ static void progress(reader *r, const char *stream, uint64_t done, uint64_t tota
 
 /* Every message of `stream` with sequence first..last (first 0: from its first message)
  * stored at or after since_ms, in order, through fn. *got (may be NULL): how many of
- * first..last the stream still held, whatever their time. */
+ * first..last the stream still held, whatever their time, the first of them in *seen. */
 static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si, uint64_t first,
-                           uint64_t last, msg_fn fn, const char *prefix, uint64_t *got)
+                           uint64_t last, msg_fn fn, const char *prefix, uint64_t *got,
+                           uint64_t *seen)
 {
     if (got)
-        *got = 0;
+        *got = *seen = 0;
     if (si->State.Msgs == 0 || last < si->State.FirstSeq || first > si->State.LastSeq)
         return GF_OK;
     int64_t since_ns = r->o->since_ms * 1000000;
@@ -164,8 +165,8 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
         }
         uint64_t seq = meta->Sequence.Stream;
         bool end = seq >= last || meta->NumPending == 0;
-        if (seq <= last && got)
-            (*got)++;
+        if (seq <= last && got && (*got)++ == 0)
+            *seen = seq;
         if (seq <= last && meta->Timestamp >= since_ns)
             err = fn(r, m, meta, prefix);
         done++;
@@ -285,10 +286,10 @@ static gf_err read_tail(reader *r, const char *mirror, const char *origin, const
                         msg_fn fn, const char *prefix)
 {
     jsStreamInfo *o = NULL;
-    uint64_t got = 0, lacking = cu->want - cu->last;
+    uint64_t got = 0, seen = 0, lacking = cu->want - cu->last;
     gf_err err = info(r, origin, &o);
     if (err == GF_OK)
-        err = read_ordered(r, origin, o, cu->last + 1, cu->want, fn, prefix, &got);
+        err = read_ordered(r, origin, o, cu->last + 1, cu->want, fn, prefix, &got, &seen);
     jsStreamInfo_Destroy(o);
     if (err != GF_OK && err != GF_ERR_NOT_FOUND)
         return err;
@@ -335,18 +336,18 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
      * origin had dropped (history, TTL) before the mirror copied them: stream.go skipMsgs
      * leaves a hole. Those revisions are lost to the audit; and the mirror, lacking the
      * revision a later compare-and-set of that key names, stops there (NATS-FACTS §6). */
+    /* Counted from the first message read, not the stream's first sequence: the oldest
+     * messages may expire (max_age) between the two. */
     int64_t since_ns = r->o->since_ms * 1000000;
     bool whole = since_ns == 0 || si->State.LastTime >= since_ns;
-    uint64_t held = 0, span = 0;
-    if (err == GF_OK && si->State.Msgs > 0 && cu.last >= si->State.FirstSeq)
-        span = cu.last - si->State.FirstSeq + 1;
+    uint64_t held = 0, seen = 0;
     if (err == GF_OK)
-        err = read_ordered(r, mirror, si, 0, cu.last, fn, prefix, whole ? &held : NULL);
-    if (err == GF_OK && whole && held < span)
+        err = read_ordered(r, mirror, si, 0, cu.last, fn, prefix, whole ? &held : NULL, &seen);
+    if (err == GF_OK && held > 0 && held < cu.last - seen + 1)
         note(r,
              "%s lacks %llu of its revisions %llu to %llu (%s dropped them before the mirror "
              "copied them): not checked",
-             mirror, (unsigned long long)(span - held), (unsigned long long)si->State.FirstSeq,
+             mirror, (unsigned long long)(cu.last - seen + 1 - held), (unsigned long long)seen,
              (unsigned long long)cu.last, origin);
     jsStreamInfo_Destroy(si);
     if (err == GF_OK && cu.last < cu.want)
@@ -419,7 +420,7 @@ static gf_err read_plain(reader *r, const char *stream, msg_fn fn, const char *p
     gf_err err = info(r, stream, &si);
     *missing = err == GF_ERR_NOT_FOUND;
     if (err == GF_OK)
-        err = read_ordered(r, stream, si, 0, si->State.LastSeq, fn, prefix, NULL);
+        err = read_ordered(r, stream, si, 0, si->State.LastSeq, fn, prefix, NULL, NULL);
     jsStreamInfo_Destroy(si);
     return *missing ? GF_OK : err;
 }
