@@ -27,7 +27,7 @@ typedef struct gf_mmcheck_opts {
     const gf_match_config *queues; /* prepared queue table; NULL: limits not checked */
     int64_t since_ms;              /* tickets created before are skipped; 0 = all */
     int64_t grace_ms;              /* 0 = the checker's default (5 s) */
-    int64_t catch_up_ms;           /* how long the mirrors may take to catch up; 0 = 20 s */
+    int64_t catch_up_ms; /* the longest a mirror behind its bucket may take no revision; 0 = 20 s */
 } gf_mmcheck_opts;
 
 typedef struct gf_mmcheck {

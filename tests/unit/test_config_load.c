@@ -605,11 +605,11 @@ static void shipped_config_loads(void **state)
     static const struct {
         const char *name;
         int64_t history, ttl_ms;
-    } buckets[] = {{"tickets", 5, 3600000LL},
+    } buckets[] = {{"tickets", 64, 3600000LL},
                    {"matches", 1, 86400000LL},
                    {"fleet", 1, 0},
                    {"leases", 1, 0},
-                   {"players", 5, 0},
+                   {"players", 64, 0},
                    {"dedup", 1, 8 * 86400000LL},
                    {"leaderboard", 1, 0},
                    {"dlq_reasons", 1, 7 * 86400000LL},

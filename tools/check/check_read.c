@@ -5,8 +5,12 @@
  * - One ordered push consumer per stream (nats.c re-creates it on a gap, flow control
  *   keeps the server from overrunning us): unfiltered, so an empty match can never leave
  *   us waiting, and bounded by the stream's last sequence when the read starts.
- * - A mirror is read only once it holds every revision its bucket had when we looked (or
- *   after catch_up_ms, with a note): otherwise the last writes would look lost.
+ * - A mirror is read only once it holds every revision its bucket had when we looked:
+ *   otherwise the last writes would look lost. We wait while it moves; one that took no
+ *   revision for catch_up_ms has stalled (docs/NATS-FACTS.md §6: on 2.9.10 nothing a
+ *   client can send restarts a mirror's consumer), and the revisions it lacks are read
+ *   from its bucket's own stream, which holds them with the same sequence numbers as
+ *   long as the bucket's history and TTL keep them (a note names any that are gone).
  * - MATCHES is a work queue: a second consumer is refused there, so what is left in it
  *   (matches not yet allocated) is read by sequence, a few at most.
  * - Scores come from the leaderboard's query endpoint, the players' view of the
@@ -107,15 +111,19 @@ static void progress(reader *r, const char *stream, uint64_t done, uint64_t tota
     }
 }
 
-/* Every message of `stream` with sequence <= last (and stored at or after since_ms), in
- * order, through fn. */
-static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si, uint64_t last,
-                           msg_fn fn, const char *prefix)
+/* Every message of `stream` with sequence first..last (first 0: from its first message)
+ * stored at or after since_ms, in order, through fn. *got (may be NULL): how many of
+ * first..last the stream still held, whatever their time, the first of them in *seen. */
+static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si, uint64_t first,
+                           uint64_t last, msg_fn fn, const char *prefix, uint64_t *got,
+                           uint64_t *seen)
 {
-    if (si->State.Msgs == 0 || last < si->State.FirstSeq)
+    if (got)
+        *got = *seen = 0;
+    if (si->State.Msgs == 0 || last < si->State.FirstSeq || first > si->State.LastSeq)
         return GF_OK;
     int64_t since_ns = r->o->since_ms * 1000000;
-    if (since_ns > 0 && si->State.LastTime < since_ns)
+    if (since_ns > 0 && si->State.LastTime < since_ns && !got)
         return GF_OK;
     /* From the first message, not DeliverByStartTime: on 2.9.10 a consumer started by
      * time on a mirror was seen to deliver nothing at all (once, under load); the
@@ -124,6 +132,10 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
     jsSubOptions_Init(&so);
     so.Stream = stream;
     so.Ordered = true;
+    if (first > 0) {
+        so.Config.DeliverPolicy = js_DeliverByStartSequence;
+        so.Config.OptStartSeq = first;
+    }
     natsSubscription *sub = NULL;
     jsErrCode jerr = 0;
     natsStatus s = js_SubscribeSync(&sub, r->js, ">", NULL, &so, &jerr);
@@ -132,6 +144,8 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
     natsSubscription_SetPendingLimits(sub, 1000000, 1024 * 1024 * 1024);
     gf_err err = GF_OK;
     uint64_t done = 0; /* messages read (fed or skipped as older than since) */
+    uint64_t end_seq = last < si->State.LastSeq ? last : si->State.LastSeq;
+    uint64_t total = first == 0 ? si->State.Msgs : end_seq >= first ? end_seq - first + 1 : 0;
     int64_t shown = gf_clock_mono_ms();
     for (;;) {
         natsMsg *m = NULL;
@@ -151,12 +165,14 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
         }
         uint64_t seq = meta->Sequence.Stream;
         bool end = seq >= last || meta->NumPending == 0;
+        if (seq <= last && got && (*got)++ == 0)
+            *seen = seq;
         if (seq <= last && meta->Timestamp >= since_ns)
             err = fn(r, m, meta, prefix);
         done++;
         jsMsgMetaData_Destroy(meta);
         natsMsg_Destroy(m);
-        progress(r, stream, done, si->State.Msgs, &shown);
+        progress(r, stream, done, total, &shown);
         if (err != GF_OK || end)
             break;
     }
@@ -207,33 +223,52 @@ static gf_err on_player(reader *r, natsMsg *m, const jsMsgMetaData *meta, const 
     return kv_record(r, m, meta, prefix, gf_check_player);
 }
 
-/* Waits until `mirror` holds what `bucket` held when we looked; *last = what to read. */
-static gf_err caught_up(reader *r, const char *mirror, const char *bucket, jsStreamInfo **si,
-                        uint64_t *last)
+/* What a mirror holds against its origin once we stopped waiting for it. */
+typedef struct catch_up {
+    uint64_t last;     /* the mirror's last sequence: what to read from it */
+    uint64_t want;     /* the origin's last sequence when we looked */
+    int64_t idle_ms;   /* how long the mirror had taken no revision when we gave up */
+    int64_t active_ms; /* the server's last contact with the mirror's consumer; -1 unknown */
+} catch_up;
+
+/* Waits until `mirror` holds every revision `origin` held when we looked, for as long as
+ * it keeps taking revisions: catch_up_ms is the longest it may stand still. The server's
+ * own recovery of a mirror (stall noticed after 3 s, retries at most every 2 s, a create
+ * given 5 s: 2.9.10 stream.go processMirrorMsgs, setupMirrorConsumer) fits in the default
+ * 10 s; a slow mirror that moves is waited for, with progress shown. */
+static gf_err caught_up(reader *r, const char *mirror, const char *origin, jsStreamInfo **si,
+                        catch_up *cu)
 {
-    char origin[96];
-    snprintf(origin, sizeof origin, "KV_%s", bucket);
     jsStreamInfo *o = NULL;
     gf_err err = info(r, origin, &o);
-    uint64_t want = err == GF_OK ? o->State.LastSeq : 0;
+    memset(cu, 0, sizeof *cu);
+    cu->want = err == GF_OK ? o->State.LastSeq : 0;
+    cu->active_ms = -1;
     jsStreamInfo_Destroy(o);
     if (err != GF_OK && err != GF_ERR_NOT_FOUND)
         return err;
     int64_t wait = r->o->catch_up_ms > 0 ? r->o->catch_up_ms : 10000;
-    int64_t deadline = gf_clock_mono_ms() + wait;
+    int64_t moved = gf_clock_mono_ms(), shown = moved;
+    uint64_t seen = 0;
+    char label[160];
+    snprintf(label, sizeof label, "%s (catching up with %s)", mirror, origin);
     for (;;) {
         err = info(r, mirror, si);
         if (err != GF_OK)
             return err;
-        *last = (*si)->State.LastSeq;
-        if (*last >= want)
+        cu->last = (*si)->State.LastSeq;
+        if (cu->last >= cu->want)
             return GF_OK;
-        if (gf_clock_mono_ms() >= deadline) {
-            note(r,
-                 "%s holds revisions up to %llu, %s up to %llu after %lld ms: the rest is "
-                 "not checked",
-                 mirror, (unsigned long long)*last, origin, (unsigned long long)want,
-                 (long long)wait);
+        int64_t now = gf_clock_mono_ms();
+        if (cu->last > seen) {
+            seen = cu->last;
+            moved = now;
+        }
+        progress(r, label, cu->last, cu->want, &shown);
+        if (now - moved >= wait) {
+            cu->idle_ms = now - moved;
+            if ((*si)->Mirror)
+                cu->active_ms = (*si)->Mirror->Active / 1000000;
             return GF_OK;
         }
         jsStreamInfo_Destroy(*si);
@@ -242,12 +277,52 @@ static gf_err caught_up(reader *r, const char *mirror, const char *bucket, jsStr
     }
 }
 
+/* The revisions last+1..want a stalled mirror lacks, read from its origin: a mirror
+ * stores the origin's messages with the origin's sequences, subjects, headers and
+ * timestamps (stream.go processInboundMirrorMsg), so they are the records the mirror
+ * would have held. The origin keeps only the bucket's history per key and its TTL: a
+ * revision it no longer holds is lost to the audit, and noted. */
+static gf_err read_tail(reader *r, const char *mirror, const char *origin, const catch_up *cu,
+                        msg_fn fn, const char *prefix)
+{
+    jsStreamInfo *o = NULL;
+    uint64_t got = 0, seen = 0, lacking = cu->want - cu->last;
+    gf_err err = info(r, origin, &o);
+    if (err == GF_OK)
+        err = read_ordered(r, origin, o, cu->last + 1, cu->want, fn, prefix, &got, &seen);
+    jsStreamInfo_Destroy(o);
+    if (err != GF_OK && err != GF_ERR_NOT_FOUND)
+        return err;
+    char active[64] = "";
+    if (cu->active_ms >= 0)
+        snprintf(active, sizeof active, ", its consumer last heard %lld ms ago",
+                 (long long)cu->active_ms);
+    if (got < lacking)
+        note(r,
+             "%s stopped at revision %llu (no new revision for %lld ms%s); %s holds %llu of "
+             "the %llu after it, read from there; the other %llu are gone: not checked",
+             mirror, (unsigned long long)cu->last, (long long)cu->idle_ms, active, origin,
+             (unsigned long long)got, (unsigned long long)lacking,
+             (unsigned long long)(lacking - got));
+    else
+        remark(r,
+               "%s stopped at revision %llu (no new revision for %lld ms%s): revisions %llu "
+               "to %llu read from %s (docs/OPERATIONS.md, a stalled audit mirror)",
+               mirror, (unsigned long long)cu->last, (long long)cu->idle_ms, active,
+               (unsigned long long)cu->last + 1, (unsigned long long)cu->want, origin);
+    r->notes->stalled_mirror = true;
+    return GF_OK;
+}
+
 static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg_fn fn,
                           gf_check_source src)
 {
+    char origin[96], prefix[96];
+    snprintf(origin, sizeof origin, "KV_%s", bucket);
+    snprintf(prefix, sizeof prefix, "$KV.%s.", bucket);
     jsStreamInfo *si = NULL;
-    uint64_t last = 0;
-    gf_err err = caught_up(r, mirror, bucket, &si, &last);
+    catch_up cu;
+    gf_err err = caught_up(r, mirror, origin, &si, &cu);
     if (err == GF_ERR_NOT_FOUND) {
         char why[160];
         snprintf(why, sizeof why, "stream %s does not exist (no audit mirror of %s)", mirror,
@@ -257,11 +332,26 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
         r->notes->missing_audit = true;
         return GF_OK;
     }
-    char prefix[96];
-    snprintf(prefix, sizeof prefix, "$KV.%s.", bucket);
+    /* A mirror holds every sequence of its origin from its first on, except those its
+     * origin had dropped (history, TTL) before the mirror copied them: stream.go skipMsgs
+     * leaves a hole. Those revisions are lost to the audit; and the mirror, lacking the
+     * revision a later compare-and-set of that key names, stops there (NATS-FACTS §6). */
+    /* Counted from the first message read, not the stream's first sequence: the oldest
+     * messages may expire (max_age) between the two. */
+    int64_t since_ns = r->o->since_ms * 1000000;
+    bool whole = since_ns == 0 || si->State.LastTime >= since_ns;
+    uint64_t held = 0, seen = 0;
     if (err == GF_OK)
-        err = read_ordered(r, mirror, si, last, fn, prefix);
+        err = read_ordered(r, mirror, si, 0, cu.last, fn, prefix, whole ? &held : NULL, &seen);
+    if (err == GF_OK && held > 0 && held < cu.last - seen + 1)
+        note(r,
+             "%s lacks %llu of its revisions %llu to %llu (%s dropped them before the mirror "
+             "copied them): not checked",
+             mirror, (unsigned long long)(cu.last - seen + 1 - held), (unsigned long long)seen,
+             (unsigned long long)cu.last, origin);
     jsStreamInfo_Destroy(si);
+    if (err == GF_OK && cu.last < cu.want)
+        err = read_tail(r, mirror, origin, &cu, fn, prefix);
     return err;
 }
 
@@ -330,7 +420,7 @@ static gf_err read_plain(reader *r, const char *stream, msg_fn fn, const char *p
     gf_err err = info(r, stream, &si);
     *missing = err == GF_ERR_NOT_FOUND;
     if (err == GF_OK)
-        err = read_ordered(r, stream, si, si->State.LastSeq, fn, prefix);
+        err = read_ordered(r, stream, si, 0, si->State.LastSeq, fn, prefix, NULL, NULL);
     jsStreamInfo_Destroy(si);
     return *missing ? GF_OK : err;
 }

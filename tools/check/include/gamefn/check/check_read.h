@@ -4,14 +4,17 @@
  * gamefn.v1.leaderboard.query). Used by `gamefn check`, the e2e bench and the run script.
  *
  * Read access is enough: stream and consumer info, ordered (ephemeral) consumers on the
- * AUDIT_* mirrors and EVENTS, message gets on MATCHES (a work queue admits no second
- * consumer), requests to the leaderboard. Nothing is written.
+ * AUDIT_* mirrors, their buckets' streams and EVENTS, message gets on MATCHES (a work queue admits
+ * no second consumer), requests to the leaderboard. Nothing is written.
  *
  * Each stream is read with one ordered push consumer (flow controlled), from its first
  * message (or the first at or after since_ms) up to its last sequence when the read
  * starts: a consistent cut, at stream speed (100,000s of messages per second), never one
- * request per message. Before reading a mirror it waits (catch_up_ms at most) until the
- * mirror holds every revision its bucket had; before reading scores, until the
+ * request per message. Before reading a mirror it waits until the mirror holds every
+ * revision its bucket had, for as long as the mirror keeps taking revisions (catch_up_ms
+ * is the longest it may stand still); the revisions a mirror that stood still longer
+ * lacks are read from the bucket's own stream (KV_<bucket>), so that read needs
+ * consumer creation on the KV_* streams as well. Before reading scores it waits until the
  * leaderboard's consumers have nothing pending (settle_ms at most).
  *
  * In a bench or a test (gamefn-bench check does this; link gamefn_check_read):
@@ -53,7 +56,8 @@ typedef struct gf_check_board_spec {
 
 typedef struct gf_check_read_opts {
     int64_t since_ms;    /* read from this wall-clock time; 0 = everything */
-    int64_t catch_up_ms; /* wait for a mirror to catch up with its bucket; default 10 s */
+    int64_t catch_up_ms; /* the longest a mirror behind its bucket may take no revision
+                            before it counts as stalled; default 10 s */
     int64_t settle_ms;   /* wait for leaderboard consumers to drain; default 10 s */
     bool no_events;      /* skip EVENTS, DLQ and scores */
     bool no_scores;      /* skip the boards' scores */
@@ -67,14 +71,16 @@ typedef struct gf_check_read_opts {
     void *closure;
 } gf_check_read_opts;
 
-/* What the read could not do: a missing stream, a mirror that did not catch up, no
- * leaderboard answering (each sets `incomplete`); and what it left out on purpose, which
- * does not (a MATCHES backlog too long to read: the claims give those matches' formation
- * times). One line each, ";"-separated, in `text`. */
+/* What the read could not do: a missing stream, revisions a stalled mirror lacks that its
+ * bucket no longer holds either, no leaderboard answering (each sets `incomplete`); and
+ * what it did otherwise than planned, which does not (a MATCHES backlog too long to read:
+ * the claims give those matches' formation times; a stalled mirror whose missing
+ * revisions were all read from its bucket). One line each, ";"-separated, in `text`. */
 typedef struct gf_check_read_notes {
     char text[1024];
-    bool incomplete;    /* some count cannot be trusted as read */
-    bool missing_audit; /* an AUDIT_* mirror does not exist */
+    bool incomplete;     /* some count cannot be trusted as read */
+    bool missing_audit;  /* an AUDIT_* mirror does not exist */
+    bool stalled_mirror; /* an AUDIT_* mirror stopped following its bucket */
 } gf_check_read_notes;
 
 /* Reads everything into c (which must not be finished). GF_ERR_UNAVAILABLE when the

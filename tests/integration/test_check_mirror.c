@@ -1,0 +1,400 @@
+/*
+ * test_check_mirror.c — the checker's read of an audit mirror that stopped following its
+ * bucket (gamefn/check/check_read.h), against a real nats-server.
+ *
+ * A mirror is made to stop deterministically: AUDIT_TICKETS keeps at most MIRRORED
+ * messages with discard new, so nats-server 2.9.10 refuses every later revision (and
+ * keeps re-creating its consumer, which changes nothing). That is not how a mirror
+ * stalls after a broker restart, but the checker sees the same thing: a mirror behind
+ * its bucket that takes no revision.
+ *
+ * What is proven:
+ *  - a mirror that follows: read from the mirror alone, no note;
+ *  - a stalled mirror whose bucket still holds every revision it lacks: after
+ *    catch_up_ms without a new revision, the rest is read from KV_tickets; every
+ *    revision is counted once, the read is complete, and a note names the mirror, where
+ *    it stopped and where the rest came from;
+ *  - a stalled mirror whose bucket dropped some of those revisions (history 5): the
+ *    read is incomplete and the note says how many are gone.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nats/nats.h>
+
+#include "gamefn/check/check_read.h"
+#include "gamefn/clock.h"
+#include "gamefn/v1/ticket.pb-c.h"
+#include "natsd.h"
+
+enum { MIRRORED = 20, CATCH_UP_MS = 1500 };
+
+typedef struct fixture {
+    gf_natsd *server;
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *tickets;
+} fixture;
+
+/* The three buckets the checker reads (history 5 like the tickets bucket, unless
+ * tickets_history > 0). */
+static void deploy_buckets(fixture *f, int64_t tickets_history)
+{
+    const char *buckets[] = {"tickets", "matches", "players"};
+    for (int i = 0; i < 3; i++) {
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = buckets[i];
+        kc.History = i == 0 && tickets_history > 0 ? tickets_history : 5;
+        kvStore *kv = NULL;
+        assert_int_equal(js_CreateKeyValue(&kv, f->js, &kc), NATS_OK);
+        if (i == 0)
+            f->tickets = kv;
+        else
+            kvStore_Destroy(kv);
+    }
+}
+
+/* Their mirrors; AUDIT_TICKETS holds at most `mirror_max` messages (0: no limit). */
+static void deploy_mirrors(fixture *f, int64_t mirror_max)
+{
+    const char *origins[] = {"KV_tickets", "KV_matches", "KV_players"};
+    const char *mirrors[] = {"AUDIT_TICKETS", "AUDIT_MATCHES", "AUDIT_PLAYERS"};
+    for (int i = 0; i < 3; i++) {
+        jsStreamSource src = {.Name = origins[i]};
+        jsStreamConfig sc;
+        jsStreamConfig_Init(&sc);
+        sc.Name = mirrors[i];
+        sc.Mirror = &src;
+        sc.Storage = js_FileStorage;
+        if (i == 0 && mirror_max > 0) {
+            sc.MaxMsgs = mirror_max;
+            sc.Discard = js_DiscardNew;
+        }
+        jsErrCode jerr = 0;
+        assert_int_equal(js_AddStream(NULL, f->js, &sc, NULL, &jerr), NATS_OK);
+    }
+}
+
+static void deploy(fixture *f, int64_t mirror_max)
+{
+    deploy_buckets(f, 0);
+    deploy_mirrors(f, mirror_max);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(gf_natsd_start(NULL, &f->server), 0);
+    assert_int_equal(natsConnection_ConnectTo(&f->nc, gf_natsd_url(f->server)), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&f->js, f->nc, NULL), NATS_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    kvStore_Destroy(f->tickets);
+    jsCtx_Destroy(f->js);
+    natsConnection_Destroy(f->nc);
+    gf_natsd_free(f->server);
+    free(f);
+    return 0;
+}
+
+/* A valid QUEUED record of ticket `id` into buf (256 bytes); its length. */
+static size_t ticket_record(const char *id, uint8_t *buf)
+{
+    Gamefn__V1__PartyMember m = GAMEFN__V1__PARTY_MEMBER__INIT;
+    Gamefn__V1__PartyMember *members[] = {&m};
+    Gamefn__V1__TicketRecord t = GAMEFN__V1__TICKET_RECORD__INIT;
+    char player[40];
+    snprintf(player, sizeof player, "p-%s", id);
+    m.player_id = player;
+    t.ticket_id = (char *)(uintptr_t)id;
+    t.queue = "duel";
+    t.n_members = 1;
+    t.members = members;
+    t.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED;
+    int64_t now = gf_clock_unix_ms();
+    t.created_unix_ms = t.queued_unix_ms = t.updated_unix_ms = now;
+    t.expires_unix_ms = now + 3600 * 1000;
+    assert_true(gamefn__v1__ticket_record__get_packed_size(&t) <= 256);
+    return gamefn__v1__ticket_record__pack(&t, buf);
+}
+
+/* One revision of ticket `id`, without compare-and-set. */
+static void put_ticket(fixture *f, const char *id)
+{
+    uint8_t buf[256];
+    size_t len = ticket_record(id, buf);
+    uint64_t rev = 0;
+    assert_int_equal(kvStore_Put(&rev, f->tickets, id, buf, (int)len), NATS_OK);
+}
+
+/* A compare-and-set write of ticket `id` on its revision `last` (what every state change
+ * of a ticket is): the message carries Nats-Expected-Last-Subject-Sequence: last. */
+static void update_ticket(fixture *f, const char *id, uint64_t last)
+{
+    uint8_t buf[256];
+    size_t len = ticket_record(id, buf);
+    uint64_t rev = 0;
+    assert_int_equal(kvStore_Update(&rev, f->tickets, id, buf, (int)len, last), NATS_OK);
+}
+
+static uint64_t last_seq(fixture *f, const char *stream)
+{
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, f->js, stream, NULL, NULL), NATS_OK);
+    uint64_t last = si->State.LastSeq;
+    jsStreamInfo_Destroy(si);
+    return last;
+}
+
+/* Waits (5 s at most) until `stream` holds `want` as its last sequence. */
+static void wait_last(fixture *f, const char *stream, uint64_t want)
+{
+    int64_t deadline = gf_clock_mono_ms() + 5000;
+    while (last_seq(f, stream) != want && gf_clock_mono_ms() < deadline)
+        gf_clock_sleep_ms(50);
+    assert_int_equal(last_seq(f, stream), want);
+}
+
+typedef struct result {
+    gf_check_read_notes notes;
+    uint64_t tickets, revisions;
+    int64_t took_ms;
+} result;
+
+static void check(fixture *f, result *out)
+{
+    gf_check_params p;
+    gf_check_params_default(&p);
+    p.now_ms = gf_clock_unix_ms();
+    gf_check *c = NULL;
+    assert_int_equal(gf_check_new(&p, &c), GF_OK);
+    gf_check_read_opts o = {.catch_up_ms = CATCH_UP_MS, .no_events = true, .no_scores = true};
+    char why[256] = "";
+    int64_t start = gf_clock_mono_ms();
+    gf_err err = gf_check_read(f->nc, f->js, c, &o, &out->notes, why, sizeof why);
+    out->took_ms = gf_clock_mono_ms() - start;
+    if (err != GF_OK)
+        fail_msg("gf_check_read: %s: %s", gf_err_str(err), why);
+    const gf_check_report *r = NULL;
+    assert_int_equal(gf_check_finish(c, &r), GF_OK);
+    out->tickets = r->totals.tickets;
+    out->revisions = r->totals.ticket_revisions;
+    fprintf(stderr, "check: %llu tickets, %llu revisions in %lld ms; notes: %s\n",
+            (unsigned long long)out->tickets, (unsigned long long)out->revisions,
+            (long long)out->took_ms, out->notes.text[0] ? out->notes.text : "(none)");
+    gf_check_free(c);
+}
+
+static void following_mirror(void **state)
+{
+    fixture *f = *state;
+    deploy(f, 0);
+    char id[32];
+    for (int i = 0; i < 40; i++) {
+        snprintf(id, sizeof id, "t%02d", i % 20);
+        put_ticket(f, id);
+    }
+    wait_last(f, "AUDIT_TICKETS", 40);
+    result r;
+    check(f, &r);
+    assert_int_equal(r.tickets, 20);
+    assert_int_equal(r.revisions, 40);
+    assert_string_equal(r.notes.text, "");
+    assert_false(r.notes.incomplete);
+    assert_false(r.notes.stalled_mirror);
+}
+
+static void stalled_mirror_read_from_bucket(void **state)
+{
+    fixture *f = *state;
+    deploy(f, MIRRORED);
+    char id[32];
+    for (int i = 0; i < 60; i++) { /* 30 tickets, 2 revisions each: the bucket keeps all */
+        snprintf(id, sizeof id, "t%02d", i % 30);
+        put_ticket(f, id);
+    }
+    wait_last(f, "KV_tickets", 60);
+    wait_last(f, "AUDIT_TICKETS", MIRRORED);
+    gf_clock_sleep_ms(500);
+    assert_int_equal(last_seq(f, "AUDIT_TICKETS"), MIRRORED); /* it does not move */
+
+    result r;
+    check(f, &r);
+    assert_int_equal(r.tickets, 30);
+    assert_int_equal(r.revisions, 60); /* 20 from the mirror, 40 from the bucket, once each */
+    assert_false(r.notes.incomplete);
+    assert_true(r.notes.stalled_mirror);
+    assert_non_null(strstr(r.notes.text, "AUDIT_TICKETS stopped at revision 20 (no new "
+                                         "revision for"));
+    assert_non_null(strstr(r.notes.text, "revisions 21 to 60 read from KV_tickets"));
+    assert_true(r.took_ms >= CATCH_UP_MS); /* it waited for the mirror first */
+}
+
+static void stalled_mirror_bucket_dropped_some(void **state)
+{
+    fixture *f = *state;
+    deploy(f, MIRRORED);
+    char id[32];
+    for (int i = 0; i < MIRRORED; i++) {
+        snprintf(id, sizeof id, "t%02d", i);
+        put_ticket(f, id);
+    }
+    for (int i = 0; i < 8; i++) /* history 5: the bucket drops 3 of these 8 */
+        put_ticket(f, "hot");
+    wait_last(f, "KV_tickets", MIRRORED + 8);
+    wait_last(f, "AUDIT_TICKETS", MIRRORED);
+
+    result r;
+    check(f, &r);
+    assert_int_equal(r.revisions, MIRRORED + 5);
+    assert_true(r.notes.incomplete);
+    assert_true(r.notes.stalled_mirror);
+    assert_non_null(strstr(r.notes.text, "KV_tickets holds 5 of the 8 after it, read from "
+                                         "there; the other 3 are gone: not checked"));
+}
+
+/* The mirror lacks revision 1 of t01 (history 2 dropped it before the mirror existed), so
+ * it refuses revision 2, a compare-and-set on revision 1, and every later one: 2.9.10
+ * applies the expected-last-subject-sequence header to mirrored messages too. */
+static void mirror_poisoned_by_a_lost_revision(void **state)
+{
+    fixture *f = *state;
+    deploy_buckets(f, 2);
+    put_ticket(f, "t01");       /* 1, dropped by 3 */
+    update_ticket(f, "t01", 1); /* 2 */
+    update_ticket(f, "t01", 2); /* 3 */
+    deploy_mirrors(f, 0);
+    put_ticket(f, "t02"); /* 4 */
+    put_ticket(f, "t03"); /* 5 */
+    wait_last(f, "KV_tickets", 5);
+    gf_clock_sleep_ms(3000); /* the server's own retries: after 3 s without a message */
+    fprintf(stderr, "AUDIT_TICKETS at %llu, KV_tickets at %llu\n",
+            (unsigned long long)last_seq(f, "AUDIT_TICKETS"),
+            (unsigned long long)last_seq(f, "KV_tickets"));
+    assert_true(last_seq(f, "AUDIT_TICKETS") < 2);
+
+    result r;
+    check(f, &r);
+    assert_true(r.notes.stalled_mirror);
+    assert_int_equal(r.revisions, 4); /* 2..5 from the bucket */
+    /* Revision 1 is nowhere, but the mirror began after it (its first sequence is 2), so
+     * nothing shows it was ever there. */
+    assert_false(r.notes.incomplete);
+}
+
+/* Connects again (after a restart: nats.c's default reconnect waits 2 s, longer than the
+ * window the test writes in). */
+static void reconnect(fixture *f)
+{
+    kvStore_Destroy(f->tickets);
+    jsCtx_Destroy(f->js);
+    natsConnection_Destroy(f->nc);
+    assert_int_equal(natsConnection_ConnectTo(&f->nc, gf_natsd_url(f->server)), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(&f->js, f->nc, NULL), NATS_OK);
+    assert_int_equal(js_KeyValue(&f->tickets, f->js, "tickets"), NATS_OK);
+}
+
+/* A broker restart, then one ticket written 6 times at once, as a ticket whose claims keep
+ * failing is. At the restart the streams come back in name order, so each AUDIT_* mirror's
+ * first consumer create finds no KV_* stream yet and is retried about 2 s later: the six
+ * writes land before the mirror follows again. The mirror's last sequence once things
+ * settled. */
+static uint64_t restart_and_churn(fixture *f, int64_t history)
+{
+    deploy_buckets(f, history);
+    deploy_mirrors(f, 0);
+    /* Recovered between AUDIT_* and KV_*: they hold KV_tickets back a little longer. */
+    for (int i = 0; i < 40; i++) {
+        char name[32], subject[32];
+        snprintf(name, sizeof name, "FILLER_%02d", i);
+        snprintf(subject, sizeof subject, "filler.%02d", i);
+        jsStreamConfig sc;
+        jsStreamConfig_Init(&sc);
+        sc.Name = name;
+        sc.Subjects = (const char *[]){subject};
+        sc.SubjectsLen = 1;
+        sc.Storage = js_FileStorage;
+        assert_int_equal(js_AddStream(NULL, f->js, &sc, NULL, NULL), NATS_OK);
+    }
+    put_ticket(f, "t01"); /* 1 */
+    wait_last(f, "AUDIT_TICKETS", 1);
+    assert_int_equal(gf_natsd_restart(f->server), 0);
+    reconnect(f);
+    for (uint64_t rev = 1; rev <= 6; rev++) /* 2..7 */
+        update_ticket(f, "t01", rev);
+    put_ticket(f, "t02");    /* 8 */
+    gf_clock_sleep_ms(6000); /* the mirror's retry, and two of its health checks after it */
+    uint64_t last = last_seq(f, "AUDIT_TICKETS");
+    fprintf(stderr, "history %lld: AUDIT_TICKETS at %llu, KV_tickets at %llu\n", (long long)history,
+            (unsigned long long)last, (unsigned long long)last_seq(f, "KV_tickets"));
+    return last;
+}
+
+/* With history 5 the bucket drops revision 2 before the mirror copies it, and the mirror
+ * then refuses revision 3 (a compare-and-set on 2) and everything after it, for good. The
+ * mirror's first create after the restart is sent asynchronously; without the FILLER
+ * streams it was served after KV_tickets was back, and the mirror followed at once, in 6
+ * of 14 runs (2026-12-01; with them, 0 of 6). If that happens there is nothing to check:
+ * the test says so and skips. */
+static void restart_history_5_poisons_mirror(void **state)
+{
+    fixture *f = *state;
+    if (restart_and_churn(f, 5) == 8) {
+        fprintf(stderr, "the mirror was back before the writes: no window this time\n");
+        skip();
+    }
+    assert_true(last_seq(f, "AUDIT_TICKETS") < 3);
+    gf_clock_sleep_ms(4000);
+    assert_true(last_seq(f, "AUDIT_TICKETS") < 3); /* still: the server's retries fail */
+
+    result r;
+    check(f, &r);
+    assert_true(r.notes.stalled_mirror);
+    assert_int_equal(r.revisions, 1 + 6); /* 1 from the mirror, 3..8 from the bucket */
+    assert_true(r.notes.incomplete);      /* revision 2 is nowhere */
+    assert_non_null(strstr(r.notes.text, "AUDIT_TICKETS lacks 1 of its revisions 1 to 2"));
+}
+
+/* With history 64 (what config/gamefn.yaml gives tickets and players) the same churn loses
+ * nothing and the mirror follows. */
+static void restart_history_64_mirror_follows(void **state)
+{
+    fixture *f = *state;
+    assert_int_equal(restart_and_churn(f, 64), 8);
+
+    result r;
+    check(f, &r);
+    assert_false(r.notes.stalled_mirror);
+    assert_int_equal(r.revisions, 8);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(following_mirror, setup, teardown),
+        cmocka_unit_test_setup_teardown(stalled_mirror_read_from_bucket, setup, teardown),
+        cmocka_unit_test_setup_teardown(stalled_mirror_bucket_dropped_some, setup, teardown),
+        cmocka_unit_test_setup_teardown(mirror_poisoned_by_a_lost_revision, setup, teardown),
+        cmocka_unit_test_setup_teardown(restart_history_5_poisons_mirror, setup, teardown),
+        cmocka_unit_test_setup_teardown(restart_history_64_mirror_follows, setup, teardown),
+    };
+    const char *only = getenv("GAMEFN_TEST_FILTER");
+    if (only && only[0])
+        cmocka_set_test_filter(only);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
