@@ -44,8 +44,8 @@ typedef struct fixture {
     kvStore *tickets;
 } fixture;
 
-/* The three buckets the checker reads (history 5 like the tickets bucket, unless
- * tickets_history > 0). */
+/* The three buckets the checker reads (history 5, as the tickets bucket had before it
+ * kept 64, unless tickets_history > 0). */
 static void deploy_buckets(fixture *f, int64_t tickets_history)
 {
     const char *buckets[] = {"tickets", "matches", "players"};
