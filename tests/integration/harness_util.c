@@ -1,7 +1,8 @@
 /*
  * harness_util.c — helpers shared by the harness's own integration tests
  * (test_harness.c, test_harness_cluster.c): process and directory checks, a nats.c
- * connection to a list of servers, JetStream stream helpers, and the cmocka group
+ * connection to a list of servers, a fresh JetStream server for a setup (also used by
+ * test_provision.c and test_check_mirror.c), JetStream stream helpers, and the cmocka group
  * setup that gives each test program a private TMPDIR and makes it a subreaper.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
@@ -200,4 +201,18 @@ int th_group_teardown(void **state)
         fprintf(stderr, "test_harness: %d entries left in %s\n", left, th_tmpdir);
     rmdir(th_tmpdir);
     return left == 0 ? 0 : -1;
+}
+
+void th_js_server_start(gf_natsd **server, natsConnection **nc, jsCtx **js)
+{
+    assert_int_equal(gf_natsd_start(NULL, server), 0);
+    assert_int_equal(natsConnection_ConnectTo(nc, gf_natsd_url(*server)), NATS_OK);
+    assert_int_equal(natsConnection_JetStream(js, *nc, NULL), NATS_OK);
+}
+
+void th_js_server_stop(gf_natsd *server, natsConnection *nc, jsCtx *js)
+{
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    gf_natsd_free(server);
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "natsd.h"
+
 struct FTW;
 
 /* The private TMPDIR th_group_setup() made for this test program. */
@@ -35,6 +37,11 @@ natsSubscription *th_pull_consumer(jsCtx *js, const char *stream, jsConsumerConf
  * or the deadline (gf_clock_mono_ms); counts retries. 0 or -1. */
 int th_publish_range(jsCtx *js, const char *subject, int from, int to, long long deadline,
                      int *retries);
+
+/* A fresh nats-server (JetStream on) with one connection and its JetStream context,
+ * asserted; th_js_server_stop undoes it (NULLs are fine). For a test's setup/teardown. */
+void th_js_server_start(gf_natsd **server, natsConnection **nc, jsCtx **js);
+void th_js_server_stop(gf_natsd *server, natsConnection *nc, jsCtx *js);
 
 /* cmocka group setup/teardown: private TMPDIR + child subreaper; the teardown
  * fails if anything is left in that TMPDIR. */

@@ -33,6 +33,7 @@
 #include "gamefn/check/check_read.h"
 #include "gamefn/clock.h"
 #include "gamefn/v1/ticket.pb-c.h"
+#include "harness_util.h"
 #include "natsd.h"
 
 enum { MIRRORED = 20, CATCH_UP_MS = 1500 };
@@ -94,9 +95,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    assert_int_equal(gf_natsd_start(NULL, &f->server), 0);
-    assert_int_equal(natsConnection_ConnectTo(&f->nc, gf_natsd_url(f->server)), NATS_OK);
-    assert_int_equal(natsConnection_JetStream(&f->js, f->nc, NULL), NATS_OK);
+    th_js_server_start(&f->server, &f->nc, &f->js);
     *state = f;
     return 0;
 }
@@ -105,9 +104,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     kvStore_Destroy(f->tickets);
-    jsCtx_Destroy(f->js);
-    natsConnection_Destroy(f->nc);
-    gf_natsd_free(f->server);
+    th_js_server_stop(f->server, f->nc, f->js);
     free(f);
     return 0;
 }
