@@ -71,6 +71,18 @@ json_t *bench_json_line(const char *out)
     return line ? json_loads(line, JSON_DISABLE_EOF_CHECK, NULL) : NULL;
 }
 
+json_t *bench_finish(gf_proc *p, int timeout_ms, char *buf, size_t size)
+{
+    assert_int_equal(gf_proc_wait(p, timeout_ms), 0);
+    bench_output(p, buf, size);
+    if (!gf_proc_exited_with(p, 0))
+        fail_msg("exit status 0x%x:\n%s", (unsigned)p->exit_status, buf);
+    json_t *j = bench_json_line(buf);
+    if (!j)
+        fail_msg("no JSON line last:\n%s", buf);
+    return j;
+}
+
 void bench_expect_usage_error(const char *bench, const char *option, const char *value,
                               const char *want)
 {

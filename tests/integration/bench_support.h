@@ -29,6 +29,11 @@ const char *bench_output(const gf_proc *p, char *buf, size_t size);
 bool bench_wait_output(const gf_proc *p, const char *needle, int timeout_ms, char *buf,
                        size_t size);
 
+/* Waits up to timeout_ms for the bench to end, its output into buf; fails the test (with
+ * the output) unless it exited 0 and ended with a JSON line, which it returns (the
+ * caller decrefs). */
+json_t *bench_finish(gf_proc *p, int timeout_ms, char *buf, size_t size);
+
 /* The JSON object of the output's last line (it nests only flat objects); NULL if none. */
 json_t *bench_json_line(const char *out);
 

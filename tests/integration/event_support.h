@@ -23,6 +23,24 @@
 extern const char gf_ev_mapping[];
 extern const char gf_ev_stream[];
 
+/* The partitioned group `sums` of EVENTS that the test consumer
+ * (tests/fixtures/test_consumer.c) serves, as jetstream.consumers[] YAML: 16 partitions,
+ * a 3-s lease, 3 deliveries with backoff. A test appends its own keys or groups. */
+#define GF_EV_SUMS_GROUP                                                                           \
+    "    - stream: EVENTS\n"                                                                       \
+    "      name: sums\n"                                                                           \
+    "      partitions: 16\n"                                                                       \
+    "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"                                      \
+    "      lease_ttl: 3s\n"                                                                        \
+    "      ack_wait: 2s\n"                                                                         \
+    "      max_deliver: 3\n"                                                                       \
+    "      backoff: [100ms, 200ms]\n"
+/* The buckets the test consumer writes: its sums, and the DLQ mover's reasons. */
+#define GF_EV_SUMS_BUCKETS                                                                         \
+    "    - name: test_sums\n"                                                                      \
+    "    - name: dlq_reasons\n"                                                                    \
+    "      ttl: 7d\n"
+
 /* A ScoreEvent: event id "<source>-<seq>", board "" = default. *out malloc'd. */
 int gf_ev_score(const char *source, uint64_t seq, const char *player, int64_t delta,
                 const char *board, int64_t occurred_unix_ms, uint8_t **out, size_t *len);

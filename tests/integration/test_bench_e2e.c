@@ -33,13 +33,7 @@ static void a_run_with_sampled_tokens(void **state)
                     config, "--json",         NULL};
     gf_proc p = {0};
     bench_spawn(&p, log, args);
-    assert_int_equal(gf_proc_wait(&p, 200000), 0);
-    bench_output(&p, out, sizeof out);
-    if (!gf_proc_exited_with(&p, 0))
-        fail_msg("exit status 0x%x:\n%s", (unsigned)p.exit_status, out);
-    json_t *j = bench_json_line(out);
-    if (!j)
-        fail_msg("no JSON line last:\n%s", out);
+    json_t *j = bench_finish(&p, 200000, out, sizeof out);
     assert_true(bench_number(j, "verify_every") == 3);
     assert_true(bench_number(j, "assigned") > 0);
     double ok = bench_number(j, "tokens_ok"), unchecked = bench_number(j, "tokens_unchecked");

@@ -51,13 +51,7 @@ static void a_short_run_reports_every_figure(void **state)
     char log[] = "/tmp/gamefn-bench-events-XXXXXX";
     gf_proc p = {0};
     spawn_bench(&p, log, "1", "10000", true);
-    assert_int_equal(gf_proc_wait(&p, 150000), 0);
-    bench_output(&p, out, sizeof out);
-    if (!gf_proc_exited_with(&p, 0))
-        fail_msg("exit status 0x%x:\n%s", (unsigned)p.exit_status, out);
-    json_t *j = bench_json_line(out);
-    if (!j)
-        fail_msg("no JSON line last:\n%s", out);
+    json_t *j = bench_finish(&p, 150000, out, sizeof out);
     assert_true(bench_number(j, "events_per_s") > 0);
     assert_true(bench_number(j, "raw_pipeline_per_s") > 0);
     assert_true(bench_number(j, "ratio") > 0);

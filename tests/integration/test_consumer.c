@@ -44,15 +44,7 @@ static void options(gf_fnenv_opts *o, bool ack_all, const char *linger)
                  "  fetch_batch: 64\n"
                  "  fetch_expiry: 1s\n"
                  "  heartbeat: 250ms\n";
-    static const char group[] = "    - stream: EVENTS\n"
-                                "      name: sums\n"
-                                "      partitions: 16\n"
-                                "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-                                "      lease_ttl: 3s\n"
-                                "      ack_wait: 2s\n"
-                                "      max_deliver: 3\n"
-                                "      backoff: [100ms, 200ms]\n"
-                                "      max_ack_pending: 5000\n";
+    static const char group[] = GF_EV_SUMS_GROUP "      max_ack_pending: 5000\n";
     o->consumers = group;
     if (ack_all) { /* the same group, acked once per batch, with larger lingering batches */
         static char batched[1024];
@@ -61,9 +53,7 @@ static void options(gf_fnenv_opts *o, bool ack_all, const char *linger)
                  linger);
         o->consumers = batched;
     }
-    o->buckets = "    - name: test_sums\n"
-                 "    - name: dlq_reasons\n"
-                 "      ttl: 7d\n";
+    o->buckets = GF_EV_SUMS_BUCKETS;
 }
 
 typedef struct expect {

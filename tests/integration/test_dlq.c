@@ -53,21 +53,11 @@ static void options(gf_fnenv_opts *o)
                  "      subjects:\n"
                  "        - \"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>\"\n"
                  "        - \"$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>\"\n";
-    o->consumers = "    - stream: EVENTS\n"
-                   "      name: sums\n"
-                   "      partitions: 16\n"
-                   "      filter_subject: \"gamefn.v1.evp.{partition}.>\"\n"
-                   "      lease_ttl: 3s\n"
-                   "      ack_wait: 2s\n"
-                   "      max_deliver: 3\n"
-                   "      backoff: [100ms, 200ms]\n"
-                   "    - stream: ADVISORIES\n"
-                   "      name: dlq\n"
-                   "      ack_wait: 5s\n"
-                   "      max_deliver: 10\n";
-    o->buckets = "    - name: test_sums\n"
-                 "    - name: dlq_reasons\n"
-                 "      ttl: 7d\n";
+    o->consumers = GF_EV_SUMS_GROUP "    - stream: ADVISORIES\n"
+                                    "      name: dlq\n"
+                                    "      ack_wait: 5s\n"
+                                    "      max_deliver: 10\n";
+    o->buckets = GF_EV_SUMS_BUCKETS;
     o->functions = "  dlq:\n    streams: [EVENTS, TEST_JOBS]\n"; /* the worker's are moved too */
 }
 
