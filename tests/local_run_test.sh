@@ -98,6 +98,9 @@ run)
   [ -z "$open" ] || fail "readable by other users: $open"
   grep -q "no authentication" "$work/run.out" || fail "run.sh does not say it has no auth"
   grep -q "^== summary: run .*, completed" "$work/run.out" || fail "no summary"
+  # A clean stop of nats-server reads as one (SIGINT: 2.9.10 exits 1 on SIGTERM).
+  grep -Eq '^[0-9]+ exit [0-9]+ nats-server exited with status 0$' "$data/logs/supervisor.log" ||
+    fail "nats-server did not exit 0: $(grep ' nats-server' "$data/logs/supervisor.log" | tail -1)"
   grep -q "wait, hybrid 5v5" "$work/run.out" || fail "no wait figures in the summary"
   run="$(latest)"
   for f in summary.json tickets.tsv matches.tsv queues.tsv fleet.tsv events.tsv lag.tsv events.log; do

@@ -14,7 +14,8 @@
  *      for the boards), stop the functions (unless --keep), summary.json,
  *      `gamefn-report`, the printed summary; stop nats-server
  *
- * Stop order: the game (0), the functions (1), nats-server (9). A second Ctrl-C while
+ * Stop order: the game (0), the functions (1), nats-server (9, by SIGINT: on SIGTERM
+ * nats-server 2.9.10 exits 1 after a clean shutdown). A second Ctrl-C while
  * stopping kills what is left at once.
  */
 #define _GNU_SOURCE
@@ -218,7 +219,10 @@ static gf_err start_proc(run *r, const char *function, const char *instance, cha
                         .log_path = log,
                         .out_fd = out_fd,
                         .policy = policy,
-                        .stop_order = order};
+                        .stop_order = order,
+                        /* nats-server 2.9.10 shuts down cleanly on either, but exits 1 on
+                         * SIGTERM: SIGINT lets its exit status say how it went */
+                        .stop_signal = order == ORDER_NATS ? SIGINT : SIGTERM};
     gf_err err = gf_sup_add(&r->sup, &spec, slot);
     if (err != GF_OK)
         say(r, "gamefn-local: cannot start %s (%s): %s", instance, argv[0], strerror(errno));

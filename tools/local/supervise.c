@@ -140,6 +140,7 @@ gf_err gf_sup_add(gf_sup *s, const gf_sup_spec *spec, size_t *index)
     p->out_fd = spec->out_fd;
     p->policy = spec->policy;
     p->stop_order = spec->stop_order;
+    p->stop_signal = spec->stop_signal ? spec->stop_signal : SIGTERM;
     if (!p->argv || !p->envp || (spec->log_path && !p->log_path)) {
         strv_free(p->argv);
         strv_free(p->envp);
@@ -290,7 +291,7 @@ void gf_sup_stop(gf_sup *s, int max_order, int64_t grace_ms)
             break;
         for (size_t i = 0; i < s->n_procs; i++)
             if (s->procs[i].pid > 0 && s->procs[i].stop_order == order)
-                gf_child_kill(s->procs[i].pid, SIGTERM);
+                gf_child_kill(s->procs[i].pid, s->procs[i].stop_signal);
         int64_t until = gf_clock_mono_ms() + grace_ms;
         while (!group_done(s, order) && gf_clock_mono_ms() < until)
             gf_clock_sleep_ms(POLL_MS);

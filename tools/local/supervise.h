@@ -12,9 +12,9 @@
  *   policy ONCE     nats-server and the simulated game: never restarted; their exit
  *                   is handed back to the caller (gf_sup_reap's `exits`).
  *
- * Stopping (gf_sup_stop): by ascending stop_order, one group at a time: SIGTERM to the
- * group's processes (to their process groups), wait up to grace_ms, then SIGKILL and
- * reap. Nothing is restarted once stopping began.
+ * Stopping (gf_sup_stop): by ascending stop_order, one group at a time: the stop signal
+ * (SIGTERM unless the spec names another) to the group's processes (to their process
+ * groups), wait up to grace_ms, then SIGKILL and reap. Nothing is restarted once stopping began.
  *
  * The table also keeps a pids file (`pids_path`, one "pid instance" line per running
  * child, replaced whole on every change) and a journal (`journal_path`, appended:
@@ -47,7 +47,8 @@ typedef struct gf_sup_spec {
     const char *log_path; /* stdout+stderr appended here (NULL: /dev/null) */
     int out_fd;           /* >= 0: stdout to this descriptor (borrowed, kept open) */
     gf_sup_policy policy;
-    int stop_order; /* lower stops first */
+    int stop_order;  /* lower stops first */
+    int stop_signal; /* 0: SIGTERM. nats-server 2.9.10 exits 1 on SIGTERM, 0 on SIGINT */
 } gf_sup_spec;
 
 typedef struct gf_sup_restart {
@@ -66,6 +67,7 @@ typedef struct gf_sup_proc {
     int out_fd;
     gf_sup_policy policy;
     int stop_order;
+    int stop_signal;
     pid_t pid;             /* 0: not running */
     int64_t started_ms;    /* monotonic */
     int64_t restart_at_ms; /* 0: no restart pending */
