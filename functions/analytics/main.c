@@ -135,7 +135,7 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
     for (int64_t hour = r.from - r.from % 3600000; hour < r.to && err == GF_OK; hour += 3600000) {
         err = an_hour_filter(hour, filter, sizeof filter); /* every record of the hour */
         if (err == GF_OK)
-            err = gf_effects_read(st->kv, filter, add_record, q);
+            err = gf_effects_read(st, filter, add_record, q);
     }
     uint8_t *out = NULL;
     size_t len = 0;

@@ -125,11 +125,11 @@ static gf_err read_group(void *arg, const char *key, const uint8_t *effect, size
     return err;
 }
 
-static gf_err read_groups(kvStore *kv, const char *filter, gf_err (*each)(void *, const cr_group *),
-                          void *arg)
+static gf_err read_groups(const gf_effects_ctx *st, const char *filter,
+                          gf_err (*each)(void *, const cr_group *), void *arg)
 {
     groups gs = {each, arg};
-    return gf_effects_read(kv, filter, read_group, &gs);
+    return gf_effects_read(st, filter, read_group, &gs);
 }
 
 static gf_err add_top(void *arg, const cr_group *g)
@@ -163,7 +163,7 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
         cr_top *t = NULL;
         err = cr_top_alloc(&t);
         if (err == GF_OK)
-            err = read_groups(st->kv, ">", add_top, t);
+            err = read_groups(st, ">", add_top, t);
         if (err == GF_OK)
             err = cr_top_reply(t, r.limit, r.since_unix_ms, &out, &len);
         cr_top_free(t);
@@ -173,7 +173,7 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
         snprintf(filter, sizeof filter, "%s.>", r.fingerprint);
         err = cr_group_init(&d.merged, r.fingerprint);
         if (err == GF_OK)
-            err = read_groups(st->kv, filter, add_detail, &d);
+            err = read_groups(st, filter, add_detail, &d);
         if (err == GF_OK && d.partitions == 0) {
             snprintf(reply->error, sizeof reply->error, "no crash has fingerprint %s",
                      r.fingerprint);

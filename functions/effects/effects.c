@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "gamefn/conn.h"
 #include "gamefn/effect_record.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
@@ -16,6 +17,7 @@ gf_err gf_effects_start(gf_fn *fn, const gf_consumer_def *def, const gf_consumer
     if (!ctx)
         return GF_ERR_NOMEM;
     ctx->section = gf_fn_section(fn);
+    ctx->nc = gf_fn_nats(fn);
     gf_provision_result res = {0};
     gf_consumer *c = NULL;
     gf_err err = gf_provision_bucket_named(gf_fn_js(fn), gf_fn_config(fn), def->bucket, &res);
@@ -51,14 +53,15 @@ const gf_effects_ctx *gf_effects_ctx_of(gf_fn *fn)
     return gf_consumer_ctx(gf_fn_state(fn));
 }
 
-gf_err gf_effects_read(kvStore *kv, const char *filter, gf_effects_each_fn each, void *arg)
+gf_err gf_effects_read(const gf_effects_ctx *ctx, const char *filter, gf_effects_each_fn each,
+                       void *arg)
 {
     kvWatchOptions wo;
     kvWatchOptions_Init(&wo);
     wo.IgnoreDeletes = true;
     kvWatcher *w = NULL;
     gf_err err = GF_OK;
-    natsStatus s = kvStore_Watch(&w, kv, filter, &wo);
+    natsStatus s = kvStore_Watch(&w, ctx->kv, filter, &wo);
     while (s == NATS_OK && err == GF_OK) {
         kvEntry *e = NULL;
         s = kvWatcher_Next(&e, w, 5000);
@@ -77,7 +80,8 @@ gf_err gf_effects_read(kvStore *kv, const char *filter, gf_effects_each_fn each,
         free(effect);
         kvEntry_Destroy(e);
     }
-    kvWatcher_Destroy(w);
+    /* The watcher still gets the keys' live updates: one may be arriving (NATS-FACTS §4). */
+    gf_kv_watcher_forget(ctx->nc, w, GF_SUB_FORGET_WAIT_MS);
     if (err == GF_OK && s != NATS_OK)
         err = s == NATS_TIMEOUT ? GF_ERR_TIMEOUT : GF_ERR_UNAVAILABLE;
     return err;

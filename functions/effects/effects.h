@@ -40,6 +40,7 @@
 typedef struct gf_effects_ctx {
     const void *section; /* gf_fn_section(fn): the function's config */
     kvStore *kv;         /* def->bucket */
+    natsConnection *nc;  /* gf_fn_nats(fn): the flush that lets a read's watcher go */
 } gf_effects_ctx;
 
 /* init: provisions def->bucket and opts->reasons_bucket from config and opens the
@@ -56,7 +57,8 @@ typedef gf_err (*gf_effects_each_fn)(void *arg, const char *key, const uint8_t *
 
 /* Every non-empty effect under the keys matching `filter` (a KV key with wildcards).
  * GF_ERR_TIMEOUT / GF_ERR_UNAVAILABLE when the bucket does not answer. */
-gf_err gf_effects_read(kvStore *kv, const char *filter, gf_effects_each_fn each, void *arg);
+gf_err gf_effects_read(const gf_effects_ctx *ctx, const char *filter, gf_effects_each_fn each,
+                       void *arg);
 
 /* An effect-reading consumer on EVENTS, for gf_effects_main. Its section (config) holds
  * the bucket's name (const char *) at bucket_offset and its gf_consumer_options at
