@@ -83,9 +83,9 @@ typedef struct ev_observer {
 /* Subscribes on url; ev_observer_stop undoes it (also after a failed start). */
 int ev_observer_start(ev_observer *o, ev_plan *p, const char *url, bool ack_all, size_t from);
 void ev_observer_stop(ev_observer *o);
-/* Waits until the observer saw `count` events applied in all, or timeout_ms passed, or
- * give_up (may be NULL) says so; then the time (monotonic ns) the last effect of plan
- * events [from, to) was seen, or -1 when the wait ended without them. */
+/* Waits until the observer saw `count` events applied or terminated in all, or timeout_ms passed,
+ * or give_up (may be NULL) says so; then the time (monotonic ns) the last effect of plan events
+ * [from, to) was seen, or -1 when the wait ended without them. */
 int64_t ev_observer_wait(ev_observer *o, long long count, size_t from, size_t to,
                          int64_t timeout_ms, ev_give_up give_up, void *arg);
 
