@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/log.h"
 #include "gamefn/tickets/record.h"
 #include "gamefn/tickets/request.h"
 #include "gamefn/v1/error.pb-c.h"
@@ -41,6 +42,16 @@ typedef struct create_ctx {
     uint64_t created_rev[GF_WIRE_PARTY_MAX];
     size_t ncreated;
 } create_ctx;
+
+/* Test-only: GAMEFN_TEST_INTAKE_PAUSE=<step> stops here until the process is killed. */
+static void pause_at(const create_ctx *c, const char *step)
+{
+    if (strcmp(c->in->pause_at, step) != 0)
+        return;
+    gf_log_warn("paused for a test", "step=%s ticket=%s", step, c->id);
+    for (;;)
+        gf_clock_sleep_ms(1000);
+}
 
 /* An existing ticket under this id: a replay of the same request, or a different
  * request reusing the key. GF_ERR_NOT_FOUND: no ticket yet. */
@@ -204,6 +215,8 @@ static players_outcome hold_players(create_ctx *c)
             c->reply->retry_after_ms = 250;
             return PLAYERS_FAILED;
         }
+        if (i == 0)
+            pause_at(c, "holding");
     }
     return PLAYERS_HELD;
 }
@@ -230,6 +243,7 @@ static gf_err write_ticket(create_ctx *c)
     }
     if (err != GF_OK)
         return intake_fail_store(c->reply, err, "creating the ticket");
+    pause_at(c, "ticket");
     gf_mmstore_push_record(c->in->store, &next.rec, op.rev, NULL);
     return intake_reply_status(c->reply, 0, &next.rec, op.rev, false, NULL);
 }
@@ -259,6 +273,7 @@ gf_err intake_create(intake_state *in, const gf_msg *msg, gf_reply *reply)
     case PLAYERS_HELD:
         break;
     }
+    pause_at(&c, "players");
     err = write_ticket(&c);
 out:
     protobuf_c_message_free_unpacked(m, NULL);

@@ -36,7 +36,7 @@ static const char config_template[] =
     "    - {name: leases, history: 1}\n"
     "functions:\n"
     "  intake:\n"
-    "    pending_grace: 2s\n"
+    "%s"
     "  ticker:\n"
     "    interval: 100ms\n"
     "  matcher:\n"
@@ -48,18 +48,27 @@ static const char config_template[] =
     "      queues:\n"
     "        - {name: duel, mode: hybrid, shape: 1v1}\n"
     "        - {name: short, mode: hybrid, shape: 1v1, ticket_ttl: 2s}\n"
-    "        - {name: pair, mode: hybrid, shape: 2v2}\n";
+    "        - {name: pair, mode: hybrid, shape: 2v2}\n"
+    "%s";
 
-int mm_env_start(gf_fnenv *env, const char *matcher_opts)
+int mm_env_start_opts(gf_fnenv *env, const mm_env_opts *o)
 {
     if (gf_fnenv_start(env, NULL) != 0)
         return -1;
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, gf_natsd_url(env->natsd), matcher_opts ? matcher_opts : "");
+    fprintf(f, config_template, gf_natsd_url(env->natsd),
+            o->intake ? o->intake : "    pending_grace: 2s\n", o->matcher ? o->matcher : "",
+            o->queues ? o->queues : "");
     fclose(f);
     return 0;
+}
+
+int mm_env_start(gf_fnenv *env, const char *matcher_opts)
+{
+    const mm_env_opts o = {.matcher = matcher_opts};
+    return mm_env_start_opts(env, &o);
 }
 
 bool mm_spawn(gf_fnenv *env, gf_proc *p, const char *name, const char *instance)
@@ -74,36 +83,54 @@ bool mm_spawn(gf_fnenv *env, gf_proc *p, const char *name, const char *instance)
     return up;
 }
 
-int mm_call(gf_fnenv *env, const char *subject, const void *body, size_t len,
-            const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out, char *field,
-            size_t field_size)
+/* mm_call with a timeout, the whole error in *e (code -1: no reply). */
+static int call(gf_fnenv *env, const char *subject, const void *body, size_t len, int timeout_ms,
+                const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out, gf_wire_error *e)
 {
     natsMsg *reply = NULL;
     if (out)
         *out = NULL;
-    if (field && field_size)
-        field[0] = '\0';
-    if (natsConnection_Request(&reply, env->nc, subject, body, (int)len, 5000) != NATS_OK)
+    memset(e, 0, sizeof *e);
+    e->code = -1;
+    if (natsConnection_Request(&reply, env->nc, subject, body, (int)len, timeout_ms) != NATS_OK)
         return -1;
     const char *code = NULL, *text = NULL;
     natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR_CODE, &code);
     natsMsgHeader_Get(reply, GF_WIRE_HDR_ERROR, &text);
-    gf_wire_error e;
     gf_wire_reply_check(code, text, (const uint8_t *)natsMsg_GetData(reply),
-                        (size_t)natsMsg_GetDataLength(reply), &e);
-    if (e.code == 0 && out && desc) {
+                        (size_t)natsMsg_GetDataLength(reply), e);
+    if (e->code == 0 && out && desc) {
         *out = protobuf_c_message_unpack(desc, NULL, (size_t)natsMsg_GetDataLength(reply),
                                          (const uint8_t *)natsMsg_GetData(reply));
         assert_non_null(*out);
     }
-    if (e.code != 0 && field)
-        snprintf(field, field_size, "%s", e.field);
     natsMsg_Destroy(reply);
-    return e.code;
+    return e->code;
+}
+
+int mm_call(gf_fnenv *env, const char *subject, const void *body, size_t len,
+            const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out, char *field,
+            size_t field_size)
+{
+    gf_wire_error e;
+    int code = call(env, subject, body, len, 5000, desc, out, &e);
+    if (field && field_size)
+        snprintf(field, field_size, "%s", code > 0 ? e.field : "");
+    return code;
 }
 
 int mm_create(gf_fnenv *env, const mm_ticket *t, Gamefn__V1__CreateTicketReply **out, char *field,
               size_t field_size)
+{
+    gf_wire_error e;
+    int code = mm_create_err(env, t, 5000, out, &e);
+    if (field && field_size)
+        snprintf(field, field_size, "%s", code > 0 ? e.field : "");
+    return code;
+}
+
+int mm_create_err(gf_fnenv *env, const mm_ticket *t, int timeout_ms,
+                  Gamefn__V1__CreateTicketReply **out, gf_wire_error *e)
 {
     Gamefn__V1__CreateTicketRequest r = GAMEFN__V1__CREATE_TICKET_REQUEST__INIT;
     Gamefn__V1__PartyMember m[4], *mp[4];
@@ -136,9 +163,8 @@ int mm_create(gf_fnenv *env, const mm_ticket *t, Gamefn__V1__CreateTicketReply *
     r.pings = pp;
     uint8_t buf[4096];
     size_t len = gamefn__v1__create_ticket_request__pack(&r, buf);
-    return mm_call(env, GF_WIRE_SUBJ_TICKET_CREATE, buf, len,
-                   &gamefn__v1__create_ticket_reply__descriptor, (ProtobufCMessage **)out, field,
-                   field_size);
+    return call(env, GF_WIRE_SUBJ_TICKET_CREATE, buf, len, timeout_ms,
+                &gamefn__v1__create_ticket_reply__descriptor, (ProtobufCMessage **)out, e);
 }
 
 /* cancel and get: a request with only ticket_id; the reply's status. */

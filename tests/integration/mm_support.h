@@ -20,10 +20,19 @@
 #include <stdint.h>
 
 #include "fn_support.h"
+#include "gamefn/wire_error.h"
 #include "gamefn/v1/queue.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
 int mm_env_start(gf_fnenv *env, const char *matcher_opts);
+
+/* The same with more of the config; NULL keeps the default. */
+typedef struct mm_env_opts {
+    const char *matcher; /* matcher_opts above */
+    const char *intake;  /* the functions.intake body, indented 4 (default "pending_grace: 2s") */
+    const char *queues;  /* more queues ("        - {name: trio, ...}\n"), after the three */
+} mm_env_opts;
+int mm_env_start_opts(gf_fnenv *env, const mm_env_opts *o);
 
 /* Spawns build/functions/<name>/gamefn-<name> as `instance` and waits for $SRV.PING. */
 bool mm_spawn(gf_fnenv *env, gf_proc *p, const char *name, const char *instance);
@@ -48,6 +57,10 @@ int mm_call(gf_fnenv *env, const char *subject, const void *body, size_t len,
 
 int mm_create(gf_fnenv *env, const mm_ticket *t, Gamefn__V1__CreateTicketReply **out, char *field,
               size_t field_size);
+/* mm_create waiting timeout_ms for the reply, with the whole error (code, field,
+ * retry_after_ms) in *e; returns e->code, -1 when no reply arrived. */
+int mm_create_err(gf_fnenv *env, const mm_ticket *t, int timeout_ms,
+                  Gamefn__V1__CreateTicketReply **out, gf_wire_error *e);
 int mm_cancel(gf_fnenv *env, const char *ticket_id, Gamefn__V1__TicketStatus **out);
 int mm_get(gf_fnenv *env, const char *ticket_id, Gamefn__V1__TicketStatus **out);
 
