@@ -5,10 +5,13 @@
  * players record that already names this ticket id is this request's own (an earlier
  * attempt of the same idempotency key), and a ticket that exists is answered as a
  * replay. A new ticket costs two writes and no read: the existing ticket is only read
- * when its create finds one (then the players records this request made are removed
- * again, since they belong to no new ticket). So a client that retries after a timeout converges on
- * one ticket, and two requests racing under one key (or for one player) end with one ticket and one
- * players record, whichever order their writes land in.
+ * when its create finds one (then the players records this request made for players
+ * that ticket does not list are removed again), or when a record of this request is
+ * found (its ticket written: held; not: the record is renewed, so that no create under
+ * another key judges it stale while this one writes the ticket). So a client that
+ * retries after a timeout converges on one ticket, and two requests racing under one key
+ * (or for one player) end with one ticket and one players record, whichever order their
+ * writes land in.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +56,26 @@ static void pause_at(const create_ctx *c, const char *step)
         gf_clock_sleep_ms(1000);
 }
 
+/* Removes the players records this request created (it stops short of a ticket of its
+ * own), but those of the players `keep` (NULL: none) lists. */
+static void rollback_players(create_ctx *c, const Gamefn__V1__TicketRecord *keep)
+{
+    for (size_t i = 0; i < c->ncreated; i++) {
+        if (keep && gf_players_listed(keep, c->created[i]))
+            continue;
+        gf_mm_op op = {.kind = GF_MM_DELETE,
+                       .bucket = GF_MM_PLAYERS,
+                       .key = c->created[i],
+                       .last = c->created_rev[i]};
+        gf_mmstore_write(c->in->store, &op);
+    }
+    c->ncreated = 0;
+}
+
 /* An existing ticket under this id: a replay of the same request, or a different
- * request reusing the key. GF_ERR_NOT_FOUND: no ticket yet. */
+ * request reusing the key. GF_ERR_NOT_FOUND: no ticket yet. The players records this
+ * request made name that ticket: those of its members are its own and stay (removed,
+ * they would let the player queue twice), the others are removed. */
 static gf_err answer_existing(create_ctx *c)
 {
     Gamefn__V1__TicketRecord *rec = NULL;
@@ -63,25 +84,13 @@ static gf_err answer_existing(create_ctx *c)
     gf_err err = intake_read_ticket(c->in, c->id, &rec, &rev, c->reply);
     if (err != GF_OK)
         return err;
+    rollback_players(c, rec);
     if (gf_tickets_request_same(c->req, rec, &p) != GF_OK)
         err = intake_fail(c->reply, GF_ERR_CONFLICT, &p);
     else
         err = intake_reply_status(c->reply, 0, rec, rev, true, NULL);
     gf_ticket_free(rec);
     return err;
-}
-
-/* Removes the players records this request created (it stops short of a ticket). */
-static void rollback_players(create_ctx *c)
-{
-    for (size_t i = 0; i < c->ncreated; i++) {
-        gf_mm_op op = {.kind = GF_MM_DELETE,
-                       .bucket = GF_MM_PLAYERS,
-                       .key = c->created[i],
-                       .last = c->created_rev[i]};
-        gf_mmstore_write(c->in->store, &op);
-    }
-    c->ncreated = 0;
 }
 
 /* The record found for `player` (index i) when creating it failed. Returns what to do
@@ -104,14 +113,23 @@ static int judge_existing(create_ctx *c, size_t i, const char *player, players_o
         *done = PLAYERS_FAILED;
         goto out;
     }
+    gf_players_verdict v = GF_PLAYERS_STALE;
     if (gf_players_decode(buf, len, player, &pr, &p) != GF_OK) {
         pr = NULL; /* unreadable: stale by definition, replaced below */
     } else if (strcmp(pr->ticket_id, c->id) == 0) {
-        next = 0; /* an earlier attempt of this request */
-        goto out;
-    }
-    gf_players_verdict v = GF_PLAYERS_STALE;
-    if (pr) {
+        /* An earlier attempt of this request. If it wrote the ticket, the record is held
+         * as it is. If not, the record is renewed below (compare-and-set, as a stale
+         * one is replaced) so that its pending_grace counts from now: kept as found, a
+         * create under another key could judge it stale while this one writes the
+         * ticket, replace it, and leave the player two live tickets. */
+        err = intake_read_ticket(c->in, c->id, &t, &trev, c->reply);
+        if (err == GF_OK)
+            next = 0;
+        else if (err != GF_ERR_NOT_FOUND)
+            *done = PLAYERS_FAILED;
+        if (err != GF_ERR_NOT_FOUND)
+            goto out;
+    } else {
         err = intake_read_ticket(c->in, pr->ticket_id, &t, &trev, c->reply);
         if (err != GF_OK && err != GF_ERR_NOT_FOUND) {
             *done = PLAYERS_FAILED;
@@ -123,7 +141,7 @@ static int judge_existing(create_ctx *c, size_t i, const char *player, players_o
         char note[GF_WIRE_TEXT_MAX + 1];
         snprintf(note, sizeof note, "player %s already holds this ticket; it was not replaced",
                  player);
-        rollback_players(c);
+        rollback_players(c, NULL);
         *done = intake_reply_status(c->reply, 0, t, trev, true, note) == GF_OK ? PLAYERS_REPLIED
                                                                                : PLAYERS_FAILED;
     } else if (v == GF_PLAYERS_PENDING) {
@@ -131,13 +149,13 @@ static int judge_existing(create_ctx *c, size_t i, const char *player, players_o
         snprintf(field, sizeof field, "members[%zu].player_id", i);
         gf_tickets_refuse(&p, GF_ERR_CONFLICT, GAMEFN__V1__ERROR_CODE__ERROR_CODE_CONFLICT, field,
                           "another ticket for this player is being created; retry");
-        rollback_players(c);
+        rollback_players(c, NULL);
         intake_fail(c->reply, GF_ERR_CONFLICT, &p);
         c->reply->retry_after_ms = 250;
         *done = PLAYERS_FAILED;
     } else {
-        /* Stale: replace it on the revision read (a conflict means someone else moved
-         * first: look again). */
+        /* Stale, or our own with no ticket: (re)write it on the revision read (a
+         * conflict means someone else moved first: look again). */
         uint8_t *mine = NULL;
         size_t mlen = 0;
         if (gf_players_pack(player, c->id, c->now, &mine, &mlen) != GF_OK) {
@@ -210,7 +228,7 @@ static players_outcome hold_players(create_ctx *c)
             snprintf(field, sizeof field, "members[%zu].player_id", i);
             gf_tickets_refuse(&p, GF_ERR_CONFLICT, GAMEFN__V1__ERROR_CODE__ERROR_CODE_CONFLICT,
                               field, "the player's record kept changing; retry");
-            rollback_players(c);
+            rollback_players(c, NULL);
             intake_fail(c->reply, GF_ERR_CONFLICT, &p);
             c->reply->retry_after_ms = 250;
             return PLAYERS_FAILED;
@@ -237,10 +255,8 @@ static gf_err write_ticket(create_ctx *c)
         .kind = GF_MM_CREATE, .bucket = GF_MM_TICKETS, .key = c->id, .data = buf, .len = len};
     err = gf_mmstore_write(c->in->store, &op);
     free(buf);
-    if (err == GF_ERR_CONFLICT) { /* a ticket exists under this key: a retry, or a race */
-        rollback_players(c);      /* records made now belong to no new ticket */
+    if (err == GF_ERR_CONFLICT) /* a ticket exists under this key: a retry, or a race */
         return answer_existing(c);
-    }
     if (err != GF_OK)
         return intake_fail_store(c->reply, err, "creating the ticket");
     pause_at(c, "ticket");

@@ -41,12 +41,6 @@
 #include "intake_config.h"
 #include "mmstore.h"
 
-/* GAMEFN_TEST_INTAKE_PAUSE=<step>: tests make intake stop (sleep until killed) at one
- * step of a create, to SIGKILL it there. Steps, in order: `holding` (the first member's
- * players record held, the others not yet), `players` (every member's record held, the
- * ticket not written), `ticket` (the ticket written, neither pushed nor answered). */
-#define INTAKE_STEPS "holding players ticket"
-
 typedef struct intake_state {
     const intake_config *cfg;
     gf_players_policy policy;
@@ -56,7 +50,12 @@ typedef struct intake_state {
     const char *instance_id;
     uint8_t *queues_reply; /* the discovery answer, built once */
     size_t queues_reply_len;
-    char pause_at[32]; /* "" in production */
+    /* GAMEFN_TEST_INTAKE_PAUSE=<step>, "" in production: tests make intake stop (sleep
+     * until killed) at one step of a create, to SIGKILL it there. Steps, in order:
+     * `holding` (the first member's players record held, the others not yet), `players`
+     * (every member's record held, the ticket not written), `ticket` (the ticket
+     * written, neither pushed nor answered). */
+    char pause_at[32];
 } intake_state;
 
 gf_err intake_state_init(intake_state *in, const gf_config *cfg, const intake_config *own,

@@ -5,14 +5,15 @@
  * comes); the test kills it and starts a normal intake. Then, from the replies and the
  * tickets and players buckets:
  *  - killed at `players` (the record written, no ticket): the retry with the same key
- *    makes the one ticket, on the record already there; another key for the player is
- *    CONFLICT with retry_after_ms and changes nothing until pending_grace has passed,
- *    then gets a new ticket and the record;
+ *    makes the one ticket, on the record already there (renewed); another key for the
+ *    player is CONFLICT with retry_after_ms and changes nothing until pending_grace has
+ *    passed, then gets a new ticket and the record; a retry renews the record, so
+ *    another key is CONFLICT for pending_grace from the retry, not from the first try;
  *  - killed at `ticket` (written, not answered): the retry is a replay of it, same id
  *    and revision, and writes nothing;
  *  - a party of 3 killed after its first member's record (`holding`): the retry
- *    completes it, also after pending_grace; a party that gives up instead blocks no
- *    one for longer than pending_grace;
+ *    completes it, also after pending_grace; a party whose retry finds a member in
+ *    another live ticket removes its first member's record;
  *  - afterwards `gamefn check` finds no invariant broken.
  */
 #include <setjmp.h>
@@ -179,14 +180,14 @@ static mm_ticket solo(const char *key, const char *player)
                        .pings = "eu-west:20"};
 }
 
-/* Starts an intake that pauses at `step`, sends it `t`, which times out, and SIGKILLs
- * it there; then starts a normal intake. `id`: the ticket id of t's key. */
-static void kill_at(fixture *f, const char *step, const mm_ticket *t,
+/* Starts an intake that pauses at `step` and sends it `t`, which times out: the intake
+ * is held there (f->victim). `id`: the ticket id of t's key. */
+static void hold_at(fixture *f, const char *step, const mm_ticket *t,
                     char id[GF_TICKETS_ID_LEN + 1])
 {
     char env_pause[64], inst[48], want[96];
     snprintf(env_pause, sizeof env_pause, "GAMEFN_TEST_INTAKE_PAUSE=%s", step);
-    snprintf(inst, sizeof inst, "victim-%s", t->key);
+    snprintf(inst, sizeof inst, "victim-%s-%s", step, t->key);
     char *extra[] = {env_pause, NULL};
     assert_int_equal(gf_fnenv_spawn_ready(&f->env, &f->victim, "functions/intake/gamefn-intake",
                                           "intake", inst, extra),
@@ -200,9 +201,22 @@ static void kill_at(fixture *f, const char *step, const mm_ticket *t,
         gf_proc_dump_log(&f->victim, 30);
         fail_msg("intake never reached step %s", step);
     }
+}
+
+/* SIGKILLs the held intake and starts a normal one. */
+static void kill_held(fixture *f)
+{
     assert_int_equal(gf_proc_signal(&f->victim, SIGKILL), 0);
     assert_int_equal(gf_proc_wait(&f->victim, 5000), 0);
     assert_true(mm_spawn(&f->env, &f->intake, "intake", "rescuer"));
+}
+
+/* hold_at, then kill_held: the create of `t` killed at `step`. */
+static void kill_at(fixture *f, const char *step, const mm_ticket *t,
+                    char id[GF_TICKETS_ID_LEN + 1])
+{
+    hold_at(f, step, t, id);
+    kill_held(f);
 }
 
 /* One create of `t` for a player whose record (created at `created`) names a ticket that
@@ -251,7 +265,7 @@ static Gamefn__V1__CreateTicketReply *create_after_grace(fixture *f, const mm_ti
 }
 
 /* Killed with the record written and no ticket: the same request again makes the ticket
- * on that record (the record is not rewritten), and once more is a replay. */
+ * on that record (renewed: one players write), and once more is a replay. */
 static void killed_at_players_retry_converges(void **state)
 {
     fixture *f = *state;
@@ -269,7 +283,7 @@ static void killed_at_players_retry_converges(void **state)
     assert_false(r->replayed);
     assert_int_equal(r->status->state, ST(QUEUED));
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), t0 + 1);
-    assert_int_equal(mm_bucket_seq(&f->env, "players"), p0);
+    assert_int_equal(mm_bucket_seq(&f->env, "players"), p0 + 1);
     expect_queued(f, "amy", id, r->status->revision);
 
     assert_int_equal(mm_create_err(&f->env, &t, 5000, &again, &e), 0);
@@ -370,10 +384,12 @@ static void party_killed_after_first_member_retry_converges(void **state)
 }
 
 /* A party of 3 killed after its first member's record, and the party breaks up: the
- * members without a record queue at once; the retry, finding one of them in a live
- * ticket, answers with that ticket and writes nothing; the first member is CONFLICT
- * until pending_grace, then queues. No ticket for the party ever exists. */
-static void party_given_up_blocks_no_one_past_grace(void **state)
+ * first member is CONFLICT while the record is young; a member without a record queues
+ * at once; the party's retry, finding that member in a live ticket, answers with that
+ * ticket, writes no ticket and removes the first member's record (its own, renewed on
+ * the way: two players writes), so the first member queues at once. No ticket for the
+ * party ever exists. */
+static void party_given_up_frees_its_members(void **state)
 {
     fixture *f = *state;
     char id[GF_TICKETS_ID_LEN + 1], hal_id[GF_TICKETS_ID_LEN + 1], gus_id[GF_TICKETS_ID_LEN + 1];
@@ -407,16 +423,58 @@ static void party_given_up_blocks_no_one_past_grace(void **state)
     assert_non_null(strstr(r->status->detail, "hal"));
     gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), t0);
-    assert_int_equal(mm_bucket_seq(&f->env, "players"), p0);
+    assert_int_equal(mm_bucket_seq(&f->env, "players"), p0 + 2);
+    player_record(f, "gus", named, sizeof named, NULL);
+    assert_string_equal(named, "");
     player_record(f, "ivy", named, sizeof named, NULL);
     assert_string_equal(named, "");
 
     ticket_id(gus.key, gus_id);
-    r = create_after_grace(f, &gus, created);
+    assert_int_equal(mm_create_err(&f->env, &gus, 5000, &r, &e), 0);
+    assert_false(r->replayed);
     assert_string_equal(r->ticket_id, gus_id);
     expect_queued(f, "gus", gus_id, r->status->revision);
     gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
     assert_null(ticket_record(f, id, NULL));
+}
+
+/* A retry under the same key renews the record it finds without a ticket, so that
+ * pending_grace counts from the retry: a create under another key that comes once the
+ * first attempt's grace is over, while the retry is still writing its ticket (held at
+ * `players`, after the renewal), is CONFLICT, not a second live ticket for the player.
+ * Kept as found, the record would be stale by then and replaced. */
+static void retry_renews_its_record(void **state)
+{
+    fixture *f = *state;
+    char id[GF_TICKETS_ID_LEN + 1], again[GF_TICKETS_ID_LEN + 1], named[80];
+    mm_ticket t = solo("k-renew", "joe");
+    kill_at(f, "players", &t, id);
+    int64_t created = 0, renewed = 0;
+    player_record(f, "joe", named, sizeof named, &created);
+    assert_string_equal(named, id);
+
+    /* The retry, half the grace later, lands on an intake held after its players step. */
+    assert_true(gf_fnenv_stop(&f->intake, 15000));
+    memset(&f->intake, 0, sizeof f->intake);
+    gf_clock_sleep_ms(created + GRACE_MS / 2 - gf_clock_unix_ms());
+    hold_at(f, "players", &t, again);
+    assert_string_equal(again, id);
+    player_record(f, "joe", named, sizeof named, &renewed);
+    assert_string_equal(named, id);
+    assert_true(renewed >= created + GRACE_MS / 2);
+
+    /* The first attempt's grace is over, the retry's is not. */
+    gf_clock_sleep_ms(created + GRACE_MS + 300 - gf_clock_unix_ms());
+    mm_ticket other = solo("k-joe-other", "joe");
+    expect_pending(f, &other, renewed);
+
+    kill_held(f);
+    Gamefn__V1__CreateTicketReply *r = NULL;
+    gf_wire_error e;
+    assert_int_equal(mm_create_err(&f->env, &t, 5000, &r, &e), 0);
+    assert_string_equal(r->ticket_id, id);
+    expect_queued(f, "joe", id, r->status->revision);
+    gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
 }
 
 /* Last: the independent checker over everything the tests above left (the records of
@@ -449,7 +507,8 @@ int main(void)
         cmocka_unit_test_teardown(killed_at_players_other_key_after_grace, stop_intakes),
         cmocka_unit_test_teardown(killed_at_ticket_replays, stop_intakes),
         cmocka_unit_test_teardown(party_killed_after_first_member_retry_converges, stop_intakes),
-        cmocka_unit_test_teardown(party_given_up_blocks_no_one_past_grace, stop_intakes),
+        cmocka_unit_test_teardown(party_given_up_frees_its_members, stop_intakes),
+        cmocka_unit_test_teardown(retry_renews_its_record, stop_intakes),
         cmocka_unit_test(check_finds_nothing),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

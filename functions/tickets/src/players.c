@@ -39,7 +39,7 @@ void gf_players_free(Gamefn__V1__PlayerMatchRecord *r)
         gamefn__v1__player_match_record__free_unpacked(r, NULL);
 }
 
-static bool lists_player(const Gamefn__V1__TicketRecord *t, const char *player_id)
+bool gf_players_listed(const Gamefn__V1__TicketRecord *t, const char *player_id)
 {
     for (size_t i = 0; i < t->n_members; i++) {
         if (gf_tk_streq(t->members[i]->player_id, player_id))
@@ -55,7 +55,7 @@ gf_players_verdict gf_players_judge(const Gamefn__V1__PlayerMatchRecord *r,
     if (!t)
         return now_ms - r->created_unix_ms < pol->pending_grace_ms ? GF_PLAYERS_PENDING
                                                                    : GF_PLAYERS_STALE;
-    if (!gf_tk_streq(t->ticket_id, r->ticket_id) || !lists_player(t, r->player_id))
+    if (!gf_tk_streq(t->ticket_id, r->ticket_id) || !gf_players_listed(t, r->player_id))
         return GF_PLAYERS_STALE;
     switch (t->state) {
     case ST(QUEUED):

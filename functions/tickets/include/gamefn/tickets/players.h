@@ -27,6 +27,7 @@
 #ifndef GAMEFN_TICKETS_PLAYERS_H
 #define GAMEFN_TICKETS_PLAYERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,9 @@ void gf_players_free(Gamefn__V1__PlayerMatchRecord *r); /* NULL is fine */
 
 /* The verdict on record `r` whose ticket `t` was read (NULL: the ticket does not
  * exist). */
+/* Whether ticket t has player_id among its members. */
+bool gf_players_listed(const Gamefn__V1__TicketRecord *t, const char *player_id);
+
 gf_players_verdict gf_players_judge(const Gamefn__V1__PlayerMatchRecord *r,
                                     const Gamefn__V1__TicketRecord *t, int64_t now_ms,
                                     const gf_players_policy *pol);
