@@ -74,6 +74,13 @@ int gf_natsd_cluster_start(int n, const gf_natsd_opts *opts, gf_natsd_cluster **
 int gf_natsd_cluster_size(const gf_natsd_cluster *c);
 gf_natsd *gf_natsd_cluster_node(gf_natsd_cluster *c, int i);
 const char *gf_natsd_cluster_urls(const gf_natsd_cluster *c); /* "nats://..,nats://..,.." */
+/* The whole cluster down and up again (a site outage, or a restart of every node at
+ * once): every node is stopped (SIGTERM, in parallel), then all are started again on the
+ * same ports, stores and routes. With wait_ready, returns once every node is ready as at
+ * start (healthy, fully routed, knows the meta leader); without, as soon as the processes
+ * run, for a test that acts while the cluster comes up. 0, or -1 with a message on
+ * stderr. */
+int gf_natsd_cluster_restart(gf_natsd_cluster *c, bool wait_ready);
 void gf_natsd_cluster_free(gf_natsd_cluster *c);
 
 #endif

@@ -12,6 +12,8 @@
  *   on the same URL with the same store and the same routes.
  * - Ready means: every node healthy, routed to all n-1 others, and aware of the
  *   JetStream meta leader.
+ * - A whole-cluster restart stops every node before starting any, so no stream keeps
+ *   a quorum across it; ready then takes longer (elections), hence a longer deadline.
  */
 #include "natsd_dir.h"
 #include "natsd_node.h"
@@ -196,6 +198,33 @@ gf_natsd *gf_natsd_cluster_node(gf_natsd_cluster *c, int i)
 const char *gf_natsd_cluster_urls(const gf_natsd_cluster *c)
 {
     return c->urls;
+}
+
+int gf_natsd_cluster_restart(gf_natsd_cluster *c, bool wait_ready)
+{
+    if (!c)
+        return -1;
+    /* SIGTERM all first so they go down together, as in an outage, then reap one by one. */
+    for (int i = 0; i < c->n; i++)
+        gf_proc_signal(&c->nodes[i]->proc, SIGTERM);
+    for (int i = 0; i < c->n; i++)
+        gf_natsd_stop(c->nodes[i]);
+    for (int i = 0; i < c->n; i++) {
+        if (gf_natsd_node_spawn(c->nodes[i]) != 0)
+            return -1;
+    }
+    if (!wait_ready)
+        return 0;
+    /* A meta leader first, then every replicated stream's own election (election timeouts
+     * of 4 to 9 s on 2.9.10) before /healthz says ok: allow more than a first start. */
+    long long deadline = gf_clock_mono_ms() + 3LL * c->nodes[0]->timeout_ms;
+    for (int i = 0; i < c->n; i++) {
+        if (gf_natsd_node_wait_ready(c->nodes[i], deadline, true) != 0) {
+            gf_natsd_dump_log(c->nodes[i], 30);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 void gf_natsd_cluster_free(gf_natsd_cluster *c)

@@ -11,6 +11,9 @@
  *   before each read against one deadline.
  * - The ports file is written by the server non-atomically, so a file that does
  *   not parse yet is reported as "not there yet"; the caller's deadline bounds it.
+ * - nats-server prints -1 in some unsigned fields as 18446744073709551615 (2.9.10
+ *   /jsz `reserved_memory`, `reserved_storage` once streams exist), past what jansson
+ *   accepts: a body would not parse at all. That exact number is read as -1.
  */
 #include "natsd_probe.h"
 
@@ -258,6 +261,14 @@ int gf_natsd_probe_http(int port, const char *path, int timeout_ms, int *status,
     if (!sep) {
         snprintf(err, err_size, "GET %s: no end of headers", path);
         goto out;
+    }
+    static const char uint64_minus_1[] = "18446744073709551615";
+    const size_t n = sizeof uint64_minus_1 - 1;
+    for (char *p = sep + 4; (p = strstr(p, uint64_minus_1)) != NULL; p += n) {
+        if ((p[-1] == ':' || p[-1] == ' ') && strchr(",}] \r\n", p[n])) {
+            memset(p, ' ', n); /* a value, not part of a string: whitespace keeps the JSON */
+            memcpy(p, "-1", 2);
+        }
     }
     json_error_t jerr;
     *body = json_loads(sep + 4, 0, &jerr);

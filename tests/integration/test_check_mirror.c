@@ -30,10 +30,9 @@
 
 #include <nats/nats.h>
 
-#include "gamefn/check/check_read.h"
 #include "gamefn/clock.h"
-#include "gamefn/v1/ticket.pb-c.h"
 #include "harness_util.h"
+#include "mirror_support.h"
 #include "natsd.h"
 
 enum { MIRRORED = 20, CATCH_UP_MS = 1500 };
@@ -49,40 +48,13 @@ typedef struct fixture {
  * kept 64, unless tickets_history > 0). */
 static void deploy_buckets(fixture *f, int64_t tickets_history)
 {
-    const char *buckets[] = {"tickets", "matches", "players"};
-    for (int i = 0; i < 3; i++) {
-        kvConfig kc;
-        kvConfig_Init(&kc);
-        kc.Bucket = buckets[i];
-        kc.History = i == 0 && tickets_history > 0 ? tickets_history : 5;
-        kvStore *kv = NULL;
-        assert_int_equal(js_CreateKeyValue(&kv, f->js, &kc), NATS_OK);
-        if (i == 0)
-            f->tickets = kv;
-        else
-            kvStore_Destroy(kv);
-    }
+    mirror_deploy_buckets(f->js, 1, tickets_history, 0, &f->tickets, NULL);
 }
 
 /* Their mirrors; AUDIT_TICKETS holds at most `mirror_max` messages (0: no limit). */
 static void deploy_mirrors(fixture *f, int64_t mirror_max)
 {
-    const char *origins[] = {"KV_tickets", "KV_matches", "KV_players"};
-    const char *mirrors[] = {"AUDIT_TICKETS", "AUDIT_MATCHES", "AUDIT_PLAYERS"};
-    for (int i = 0; i < 3; i++) {
-        jsStreamSource src = {.Name = origins[i]};
-        jsStreamConfig sc;
-        jsStreamConfig_Init(&sc);
-        sc.Name = mirrors[i];
-        sc.Mirror = &src;
-        sc.Storage = js_FileStorage;
-        if (i == 0 && mirror_max > 0) {
-            sc.MaxMsgs = mirror_max;
-            sc.Discard = js_DiscardNew;
-        }
-        jsErrCode jerr = 0;
-        assert_int_equal(js_AddStream(NULL, f->js, &sc, NULL, &jerr), NATS_OK);
-    }
+    mirror_deploy_mirrors(f->js, 1, mirror_max);
 }
 
 static void deploy(fixture *f, int64_t mirror_max)
@@ -109,92 +81,33 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A valid QUEUED record of ticket `id` into buf (256 bytes); its length. */
-static size_t ticket_record(const char *id, uint8_t *buf)
-{
-    Gamefn__V1__PartyMember m = GAMEFN__V1__PARTY_MEMBER__INIT;
-    Gamefn__V1__PartyMember *members[] = {&m};
-    Gamefn__V1__TicketRecord t = GAMEFN__V1__TICKET_RECORD__INIT;
-    char player[40];
-    snprintf(player, sizeof player, "p-%s", id);
-    m.player_id = player;
-    t.ticket_id = (char *)(uintptr_t)id;
-    t.queue = "duel";
-    t.n_members = 1;
-    t.members = members;
-    t.state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED;
-    int64_t now = gf_clock_unix_ms();
-    t.created_unix_ms = t.queued_unix_ms = t.updated_unix_ms = now;
-    t.expires_unix_ms = now + 3600 * 1000;
-    assert_true(gamefn__v1__ticket_record__get_packed_size(&t) <= 256);
-    return gamefn__v1__ticket_record__pack(&t, buf);
-}
-
 /* One revision of ticket `id`, without compare-and-set. */
 static void put_ticket(fixture *f, const char *id)
 {
-    uint8_t buf[256];
-    size_t len = ticket_record(id, buf);
-    uint64_t rev = 0;
-    assert_int_equal(kvStore_Put(&rev, f->tickets, id, buf, (int)len), NATS_OK);
+    mirror_put_ticket(f->tickets, id, 0);
 }
 
 /* A compare-and-set write of ticket `id` on its revision `last` (what every state change
  * of a ticket is): the message carries Nats-Expected-Last-Subject-Sequence: last. */
 static void update_ticket(fixture *f, const char *id, uint64_t last)
 {
-    uint8_t buf[256];
-    size_t len = ticket_record(id, buf);
-    uint64_t rev = 0;
-    assert_int_equal(kvStore_Update(&rev, f->tickets, id, buf, (int)len, last), NATS_OK);
+    assert_int_equal(mirror_put_ticket(f->tickets, id, last), last + 1);
 }
 
 static uint64_t last_seq(fixture *f, const char *stream)
 {
-    jsStreamInfo *si = NULL;
-    assert_int_equal(js_GetStreamInfo(&si, f->js, stream, NULL, NULL), NATS_OK);
-    uint64_t last = si->State.LastSeq;
-    jsStreamInfo_Destroy(si);
-    return last;
+    return mirror_last_seq(f->js, stream);
 }
 
 /* Waits (5 s at most) until `stream` holds `want` as its last sequence. */
 static void wait_last(fixture *f, const char *stream, uint64_t want)
 {
-    int64_t deadline = gf_clock_mono_ms() + 5000;
-    while (last_seq(f, stream) != want && gf_clock_mono_ms() < deadline)
-        gf_clock_sleep_ms(50);
-    assert_int_equal(last_seq(f, stream), want);
+    mirror_wait_last(f->js, stream, want, 5000);
 }
 
-typedef struct result {
-    gf_check_read_notes notes;
-    uint64_t tickets, revisions;
-    int64_t took_ms;
-} result;
-
-static void check(fixture *f, result *out)
+static void check(fixture *f, mirror_result *out)
 {
-    gf_check_params p;
-    gf_check_params_default(&p);
-    p.now_ms = gf_clock_unix_ms();
-    gf_check *c = NULL;
-    assert_int_equal(gf_check_new(&p, &c), GF_OK);
-    gf_check_read_opts o = {.catch_up_ms = CATCH_UP_MS, .no_events = true, .no_scores = true};
-    char why[256] = "";
-    int64_t start = gf_clock_mono_ms();
-    gf_err err = gf_check_read(f->nc, f->js, c, &o, &out->notes, why, sizeof why);
-    out->took_ms = gf_clock_mono_ms() - start;
-    if (err != GF_OK)
-        fail_msg("gf_check_read: %s: %s", gf_err_str(err), why);
-    const gf_check_report *r = NULL;
-    assert_int_equal(gf_check_finish(c, &r), GF_OK);
-    out->tickets = r->totals.tickets;
-    out->revisions = r->totals.ticket_revisions;
-    fprintf(stderr, "check: %llu tickets, %llu revisions in %lld ms; notes: %s\n",
-            (unsigned long long)out->tickets, (unsigned long long)out->revisions,
-            (long long)out->took_ms, out->notes.text[0] ? out->notes.text : "(none)");
-    gf_check_free(c);
+    mirror_check(f->nc, f->js, CATCH_UP_MS, out);
 }
 
 static void following_mirror(void **state)
@@ -207,7 +120,7 @@ static void following_mirror(void **state)
         put_ticket(f, id);
     }
     wait_last(f, "AUDIT_TICKETS", 40);
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_int_equal(r.tickets, 20);
     assert_int_equal(r.revisions, 40);
@@ -230,7 +143,7 @@ static void stalled_mirror_read_from_bucket(void **state)
     gf_clock_sleep_ms(500);
     assert_int_equal(last_seq(f, "AUDIT_TICKETS"), MIRRORED); /* it does not move */
 
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_int_equal(r.tickets, 30);
     assert_int_equal(r.revisions, 60); /* 20 from the mirror, 40 from the bucket, once each */
@@ -259,7 +172,7 @@ static void stalled_mirror_bucket_dropped_some(void **state)
     wait_last(f, "KV_tickets", MIRRORED + 8);
     wait_last(f, "AUDIT_TICKETS", MIRRORED);
 
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_int_equal(r.revisions, MIRRORED + 5);
     assert_true(r.notes.incomplete);
@@ -288,7 +201,7 @@ static void mirror_poisoned_by_a_lost_revision(void **state)
             (unsigned long long)last_seq(f, "KV_tickets"));
     assert_true(last_seq(f, "AUDIT_TICKETS") < 2);
 
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_true(r.notes.stalled_mirror);
     assert_int_equal(r.revisions, 4); /* 2..5 from the bucket */
@@ -362,7 +275,7 @@ static void restart_history_5_poisons_mirror(void **state)
     gf_clock_sleep_ms(4000);
     assert_true(last_seq(f, "AUDIT_TICKETS") < 3); /* still: the server's retries fail */
 
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_true(r.notes.stalled_mirror);
     assert_int_equal(r.revisions, 1 + 6); /* 1 from the mirror, 3..8 from the bucket */
@@ -377,7 +290,7 @@ static void restart_history_64_mirror_follows(void **state)
     fixture *f = *state;
     assert_int_equal(restart_and_churn(f, 64), 8);
 
-    result r;
+    mirror_result r;
     check(f, &r);
     assert_false(r.notes.stalled_mirror);
     assert_int_equal(r.revisions, 8);

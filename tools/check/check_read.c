@@ -334,8 +334,9 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
     }
     /* A mirror holds every sequence of its origin from its first on, except those its
      * origin had dropped (history, TTL) before the mirror copied them: stream.go skipMsgs
-     * leaves a hole. Those revisions are lost to the audit; and the mirror, lacking the
-     * revision a later compare-and-set of that key names, stops there (NATS-FACTS §6). */
+     * leaves a hole. Those revisions are lost to the audit; and on a single server the
+     * mirror, lacking the revision a later compare-and-set of that key names, stops
+     * there (a clustered one goes on: NATS-FACTS §6). */
     /* Counted from the first message read, not the stream's first sequence: the oldest
      * messages may expire (max_age) between the two. */
     int64_t since_ns = r->o->since_ms * 1000000;
