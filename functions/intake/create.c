@@ -264,6 +264,30 @@ static gf_err write_ticket(create_ctx *c)
     return intake_reply_status(c->reply, 0, &next.rec, op.rev, false, NULL);
 }
 
+/* A key whose ticket ended and expired from the bucket, while the audit still holds it,
+ * is refused: a key names one ticket (PROTOCOL.md §3), and writing that ticket again
+ * would stop or shift the audit mirror (gf_mmstore_ticket_forgotten). True when the
+ * reply is set (*err: what to return). */
+static bool key_forgotten(create_ctx *c, gf_err *err)
+{
+    bool forgotten = false;
+    gf_err e = gf_mmstore_ticket_forgotten(c->in->store, c->id, &forgotten);
+    if (e != GF_OK) {
+        *err = intake_fail_store(c->reply, e, "reading the audit of the ticket id");
+        return true;
+    }
+    if (!forgotten)
+        return false;
+    gf_tickets_problem p;
+    gf_tickets_refuse(&p, GF_ERR_CONFLICT, GAMEFN__V1__ERROR_CODE__ERROR_CODE_FAILED_PRECONDITION,
+                      "idempotency_key",
+                      "already named ticket %s, which has ended and expired; a key names one "
+                      "ticket: send a new key",
+                      c->id);
+    *err = intake_fail(c->reply, GF_ERR_CONFLICT, &p);
+    return true;
+}
+
 gf_err intake_create(intake_state *in, const gf_msg *msg, gf_reply *reply)
 {
     ProtobufCMessage *m = NULL;
@@ -280,6 +304,8 @@ gf_err intake_create(intake_state *in, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     gf_tickets_id(c.req->idempotency_key, id);
+    if (key_forgotten(&c, &err))
+        goto out;
     switch (hold_players(&c)) {
     case PLAYERS_REPLIED:
         goto out;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "gamefn/clock.h"
+#include "gamefn/conn.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
 #include "gamefn/publish.h"
@@ -94,6 +95,36 @@ gf_err gf_mmstore_open(natsConnection *nc, jsCtx *js, gf_mmstore **out)
     warn_if_replicated(js);
     *out = s;
     return GF_OK;
+}
+
+/* Whether `stream` holds a message on `subject`: GF_OK with *held, or the error. A
+ * stream that does not exist holds nothing. */
+static gf_err stream_holds(jsCtx *js, const char *stream, const char *subject, bool *held)
+{
+    natsMsg *m = NULL;
+    jsErrCode jerr = 0;
+    natsStatus st = js_GetLastMsg(&m, js, stream, subject, NULL, &jerr);
+    natsMsg_Destroy(m);
+    *held = st == NATS_OK;
+    if (st == NATS_NOT_FOUND || jerr == JSNoMessageFoundErr || jerr == JSStreamNotFoundErr) {
+        *held = false;
+        return GF_OK;
+    }
+    return st == NATS_OK ? GF_OK : gf_nats_err(st);
+}
+
+gf_err gf_mmstore_ticket_forgotten(gf_mmstore *s, const char *ticket_id, bool *forgotten)
+{
+    char subject[192]; /* ticket ids are tokens of at most 64 bytes */
+    bool in_audit = false, in_bucket = false;
+    *forgotten = false;
+    snprintf(subject, sizeof subject, "$KV.%s.%s", bucket_names[GF_MM_TICKETS], ticket_id);
+    gf_err err = stream_holds(s->js, "AUDIT_TICKETS", subject, &in_audit);
+    if (err == GF_OK && in_audit)
+        err = stream_holds(s->js, "KV_tickets", subject, &in_bucket);
+    if (err == GF_OK)
+        *forgotten = in_audit && !in_bucket;
+    return err;
 }
 
 void gf_mmstore_close(gf_mmstore *s)

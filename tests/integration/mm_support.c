@@ -30,7 +30,7 @@ static const char config_template[] =
     "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
     "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
     "  buckets:\n"
-    "    - {name: tickets, history: 64, ttl: 1h}\n"
+    "    - {name: tickets, history: 64, ttl: %s}\n"
     "    - {name: players, history: 64}\n"
     "    - {name: matches, history: 1, ttl: 1d}\n"
     "    - {name: leases, history: 1}\n"
@@ -58,11 +58,21 @@ int mm_env_start_opts(gf_fnenv *env, const mm_env_opts *o)
     FILE *f = fopen(env->config_path, "w");
     if (!f)
         return -1;
-    fprintf(f, config_template, gf_natsd_url(env->natsd),
+    fprintf(f, config_template, gf_natsd_url(env->natsd), o->tickets_ttl ? o->tickets_ttl : "1h",
             o->intake ? o->intake : "    pending_grace: 2s\n", o->matcher ? o->matcher : "",
             o->queues ? o->queues : "");
     fclose(f);
     return 0;
+}
+
+mm_ticket mm_solo(const char *key, const char *player)
+{
+    return (mm_ticket){.key = key,
+                       .queue = "duel",
+                       .players = {player},
+                       .nplayers = 1,
+                       .rating = 1500,
+                       .pings = "eu-west:20"};
 }
 
 int mm_env_start(gf_fnenv *env, const char *matcher_opts)

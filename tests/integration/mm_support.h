@@ -31,6 +31,7 @@ typedef struct mm_env_opts {
     const char *matcher; /* matcher_opts above */
     const char *intake;  /* the functions.intake body, indented 4 (default "pending_grace: 2s") */
     const char *queues;  /* more queues ("        - {name: trio, ...}\n"), after the three */
+    const char *tickets_ttl; /* the tickets bucket's ttl (default "1h") */
 } mm_env_opts;
 int mm_env_start_opts(gf_fnenv *env, const mm_env_opts *o);
 
@@ -57,6 +58,10 @@ int mm_call(gf_fnenv *env, const char *subject, const void *body, size_t len,
 
 int mm_create(gf_fnenv *env, const mm_ticket *t, Gamefn__V1__CreateTicketReply **out, char *field,
               size_t field_size);
+
+/* A request for `player` alone in queue duel (rating 1500, eu-west 20 ms). */
+mm_ticket mm_solo(const char *key, const char *player);
+
 /* mm_create waiting timeout_ms for the reply, with the whole error (code, field,
  * retry_after_ms) in *e; returns e->code, -1 when no reply arrived. */
 int mm_create_err(gf_fnenv *env, const mm_ticket *t, int timeout_ms,

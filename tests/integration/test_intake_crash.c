@@ -169,17 +169,6 @@ static void expect_queued(fixture *f, const char *player, const char *id, uint64
     assert_int_equal(tickets_listing(f, player), 1);
 }
 
-/* A request for `player` alone in queue duel. */
-static mm_ticket solo(const char *key, const char *player)
-{
-    return (mm_ticket){.key = key,
-                       .queue = "duel",
-                       .players = {player},
-                       .nplayers = 1,
-                       .rating = 1500,
-                       .pings = "eu-west:20"};
-}
-
 /* Starts an intake that pauses at `step` and sends it `t`, which times out: the intake
  * is held there (f->victim). `id`: the ticket id of t's key. */
 static void hold_at(fixture *f, const char *step, const mm_ticket *t,
@@ -270,7 +259,7 @@ static void killed_at_players_retry_converges(void **state)
 {
     fixture *f = *state;
     char id[GF_TICKETS_ID_LEN + 1];
-    mm_ticket t = solo("k-players", "amy");
+    mm_ticket t = mm_solo("k-players", "amy");
     kill_at(f, "players", &t, id);
     expect_record(f, "amy", id);
     assert_null(ticket_record(f, id, NULL));
@@ -302,7 +291,7 @@ static void killed_at_players_other_key_after_grace(void **state)
 {
     fixture *f = *state;
     char orphan[GF_TICKETS_ID_LEN + 1], id[GF_TICKETS_ID_LEN + 1], named[80];
-    mm_ticket t = solo("k-given-up", "ben");
+    mm_ticket t = mm_solo("k-given-up", "ben");
     kill_at(f, "players", &t, orphan);
     int64_t created = 0;
     player_record(f, "ben", named, sizeof named, &created);
@@ -324,7 +313,7 @@ static void killed_at_ticket_replays(void **state)
 {
     fixture *f = *state;
     char id[GF_TICKETS_ID_LEN + 1];
-    mm_ticket t = solo("k-ticket", "cat");
+    mm_ticket t = mm_solo("k-ticket", "cat");
     kill_at(f, "ticket", &t, id);
     uint64_t rev = 0;
     Gamefn__V1__TicketRecord *rec = ticket_record(f, id, &rev);
@@ -404,10 +393,10 @@ static void party_given_up_frees_its_members(void **state)
     int64_t created = 0;
     player_record(f, "gus", named, sizeof named, &created);
     assert_string_equal(named, id);
-    mm_ticket gus = solo("k-gus", "gus");
+    mm_ticket gus = mm_solo("k-gus", "gus");
     expect_pending(f, &gus, created);
 
-    mm_ticket hal = solo("k-hal", "hal");
+    mm_ticket hal = mm_solo("k-hal", "hal");
     ticket_id(hal.key, hal_id);
     Gamefn__V1__CreateTicketReply *r = NULL;
     gf_wire_error e;
@@ -447,7 +436,7 @@ static void retry_renews_its_record(void **state)
 {
     fixture *f = *state;
     char id[GF_TICKETS_ID_LEN + 1], again[GF_TICKETS_ID_LEN + 1], named[80];
-    mm_ticket t = solo("k-renew", "joe");
+    mm_ticket t = mm_solo("k-renew", "joe");
     kill_at(f, "players", &t, id);
     int64_t created = 0, renewed = 0;
     player_record(f, "joe", named, sizeof named, &created);
@@ -465,7 +454,7 @@ static void retry_renews_its_record(void **state)
 
     /* The first attempt's grace is over, the retry's is not. */
     gf_clock_sleep_ms(created + GRACE_MS + 300 - gf_clock_unix_ms());
-    mm_ticket other = solo("k-joe-other", "joe");
+    mm_ticket other = mm_solo("k-joe-other", "joe");
     expect_pending(f, &other, renewed);
 
     kill_held(f);
