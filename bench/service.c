@@ -55,27 +55,28 @@ typedef struct svc_opts {
 
 /* ---- the stack --------------------------------------------------------------------------- */
 
-static const char intake_config[] = "nats:\n  servers: [\"%s\"]\nlog:\n  level: warn\n"
-                                    "jetstream:\n  streams:\n"
-                                    "    - {name: AUDIT_TICKETS, mirror: KV_tickets}\n"
-                                    "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
-                                    "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
-                                    "  buckets:\n"
-                                    "    - {name: tickets, history: 64, ttl: 1h}\n"
-                                    "    - {name: players, history: 64}\n"
-                                    "    - {name: matches, history: 1, ttl: 1d}\n"
-                                    "functions:\n  intake:\n    concurrency: %d\n"
-                                    "  matcher:\n    matchmaking:\n"
-                                    "      datacenters:\n"
-                                    "        - {name: us-east, region: na}\n"
-                                    "        - {name: us-west, region: na}\n"
-                                    "        - {name: eu-west, region: eu}\n"
-                                    "        - {name: eu-central, region: eu}\n"
-                                    "        - {name: ap-northeast, region: asia}\n"
-                                    "        - {name: ap-southeast, region: asia}\n"
-                                    "        - {name: sa-east, region: sa}\n"
-                                    "        - {name: me-central, region: me}\n"
-                                    "      queues:\n        - {name: duel, shape: 1v1}\n";
+static const char intake_config[] =
+    "nats:\n  servers: [\"%s\"]\nlog:\n  level: warn\n"
+    "jetstream:\n  streams:\n"
+    "    - {name: AUDIT_TICKETS, mirror: KV_tickets, allow_direct: true}\n"
+    "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
+    "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
+    "  buckets:\n"
+    "    - {name: tickets, history: 64, ttl: 1h}\n"
+    "    - {name: players, history: 64}\n"
+    "    - {name: matches, history: 1, ttl: 1d}\n"
+    "functions:\n  intake:\n    concurrency: %d\n"
+    "  matcher:\n    matchmaking:\n"
+    "      datacenters:\n"
+    "        - {name: us-east, region: na}\n"
+    "        - {name: us-west, region: na}\n"
+    "        - {name: eu-west, region: eu}\n"
+    "        - {name: eu-central, region: eu}\n"
+    "        - {name: ap-northeast, region: asia}\n"
+    "        - {name: ap-southeast, region: asia}\n"
+    "        - {name: sa-east, region: sa}\n"
+    "        - {name: me-central, region: me}\n"
+    "      queues:\n        - {name: duel, shape: 1v1}\n";
 
 typedef struct stack {
     gf_natsd *srv;

@@ -43,12 +43,19 @@ enum { GIVE_UP_MS = 8000, WINDOW = 4096, CLOSE_WAIT_MS = 2000, READ_WAIT_MS = 50
 
 static const char *const bucket_names[GF_MM__BUCKETS] = {"tickets", "players", "matches"};
 
+/* How AUDIT_TICKETS is read, found once at open: a direct get when it answers them (its
+ * allow_direct: a request to a subject nothing listens on is not answered "no
+ * responders" under $JS.API, it times out, so this is not probed per read), else the
+ * JetStream API; not at all without the stream. */
+typedef enum audit_read { AUDIT_NONE, AUDIT_DIRECT, AUDIT_API } audit_read;
+
 struct gf_mmstore {
     natsConnection *nc;
     jsCtx *js;
     kvStore *kv[GF_MM__BUCKETS];
     gf_publish *pub;
     mm_reads *reads_mux;
+    audit_read audit; /* how gf_mmstore_ticket_forgotten reads AUDIT_TICKETS */
     atomic_llong reads, writes, conflicts, unknown, pushes, publishes;
 };
 
@@ -93,6 +100,17 @@ gf_err gf_mmstore_open(natsConnection *nc, jsCtx *js, gf_mmstore **out)
         return err;
     }
     warn_if_replicated(js);
+    jsStreamInfo *si = NULL;
+    jsErrCode jerr = 0;
+    natsStatus st = js_GetStreamInfo(&si, js, "AUDIT_TICKETS", NULL, &jerr);
+    s->audit = st == NATS_OK ? (si->Config->AllowDirect ? AUDIT_DIRECT : AUDIT_API)
+               : st == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr ? AUDIT_NONE
+                                                                     : AUDIT_API;
+    jsStreamInfo_Destroy(si);
+    if (s->audit != AUDIT_DIRECT)
+        gf_log_info("AUDIT_TICKETS is not read by direct get", "how=%s",
+                    s->audit == AUDIT_NONE ? "not at all (no such stream)"
+                                           : "JetStream API (no allow_direct)");
     *out = s;
     return GF_OK;
 }
@@ -113,13 +131,36 @@ static gf_err stream_holds(jsCtx *js, const char *stream, const char *subject, b
     return st == NATS_OK ? GF_OK : gf_nats_err(st);
 }
 
+/* Whether AUDIT_TICKETS holds a revision of `ticket_id` (s->audit says how to ask: a
+ * direct get is a cheap read; the JetStream API a request the server answers in JSON,
+ * the message in base64). Tickets are never deleted, so the direct get's "deleted" (a
+ * marker) does not arise. */
+static gf_err audit_holds(gf_mmstore *s, const char *ticket_id, const char *subject, bool *held)
+{
+    *held = false;
+    if (s->audit == AUDIT_NONE)
+        return GF_OK;
+    if (s->audit == AUDIT_API)
+        return stream_holds(s->js, "AUDIT_TICKETS", subject, held);
+    uint8_t *val = NULL;
+    size_t len = 0;
+    uint64_t rev = 0;
+    gf_err one = GF_OK;
+    gf_err err = mm_reads_batch(s->reads_mux, "AUDIT_TICKETS", bucket_names[GF_MM_TICKETS],
+                                &ticket_id, 1, READ_WAIT_MS, &val, &len, &rev, &one);
+    free(val);
+    *held = one == GF_OK;
+    return err == GF_OK ? GF_OK : one;
+}
+
 gf_err gf_mmstore_ticket_forgotten(gf_mmstore *s, const char *ticket_id, bool *forgotten)
 {
     char subject[192]; /* ticket ids are tokens of at most 64 bytes */
     bool in_audit = false, in_bucket = false;
     *forgotten = false;
     snprintf(subject, sizeof subject, "$KV.%s.%s", bucket_names[GF_MM_TICKETS], ticket_id);
-    gf_err err = stream_holds(s->js, "AUDIT_TICKETS", subject, &in_audit);
+    atomic_fetch_add(&s->reads, 1);
+    gf_err err = audit_holds(s, ticket_id, subject, &in_audit);
     if (err == GF_OK && in_audit)
         err = stream_holds(s->js, "KV_tickets", subject, &in_bucket);
     if (err == GF_OK)
@@ -163,9 +204,11 @@ gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **
 gf_err gf_mmstore_get_batch(gf_mmstore *s, gf_mm_bucket b, const char *const *keys, size_t n,
                             uint8_t **vals, size_t *lens, uint64_t *revs, gf_err *errs)
 {
+    char stream[64];
+    snprintf(stream, sizeof stream, "KV_%s", bucket_names[b]);
     atomic_fetch_add(&s->reads, (long long)n);
-    return mm_reads_batch(s->reads_mux, bucket_names[b], keys, n, READ_WAIT_MS, vals, lens, revs,
-                          errs);
+    return mm_reads_batch(s->reads_mux, stream, bucket_names[b], keys, n, READ_WAIT_MS, vals, lens,
+                          revs, errs);
 }
 
 /* Counts a finished op. */

@@ -153,8 +153,9 @@ static struct timespec deadline_in(int64_t ms)
     return ts;
 }
 
-gf_err mm_reads_batch(mm_reads *r, const char *bucket, const char *const *keys, size_t n,
-                      int64_t wait_ms, uint8_t **vals, size_t *lens, uint64_t *revs, gf_err *errs)
+gf_err mm_reads_batch(mm_reads *r, const char *stream, const char *bucket, const char *const *keys,
+                      size_t n, int64_t wait_ms, uint8_t **vals, size_t *lens, uint64_t *revs,
+                      gf_err *errs)
 {
     char api[128], reply[96], body[320];
     uint64_t *ids = calloc(n ? n : 1, sizeof *ids);
@@ -172,7 +173,7 @@ gf_err mm_reads_batch(mm_reads *r, const char *bucket, const char *const *keys, 
     read_batch b = {.left = n, .vals = vals, .lens = lens, .revs = revs, .errs = errs};
     pthread_cond_init(&b.done, NULL);
     struct timespec until = deadline_in(wait_ms);
-    snprintf(api, sizeof api, "$JS.API.DIRECT.GET.KV_%s", bucket);
+    snprintf(api, sizeof api, "$JS.API.DIRECT.GET.%s", stream);
     for (size_t i = 0; i < n; i++) {
         int len = snprintf(body, sizeof body, "{\"last_by_subj\":\"$KV.%s.%s\"}", bucket, keys[i]);
         pthread_mutex_lock(&r->mu);

@@ -26,7 +26,7 @@ static const char config_template[] =
     "jetstream:\n"
     "  streams:\n"
     "    - {name: MATCHES, subjects: [\"gamefn.v1.match.found.>\"], retention: workqueue}\n"
-    "    - {name: AUDIT_TICKETS, mirror: KV_tickets}\n"
+    "    - {name: AUDIT_TICKETS, mirror: KV_tickets, allow_direct: true}\n"
     "    - {name: AUDIT_MATCHES, mirror: KV_matches}\n"
     "    - {name: AUDIT_PLAYERS, mirror: KV_players}\n"
     "  buckets:\n"

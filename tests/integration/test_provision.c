@@ -572,6 +572,20 @@ static void test_stream_mirror(void **state)
     assert_true(si->Config->AllowDirect);
     jsStreamInfo_Destroy(si);
 
+    /* An update (its own direct gets, a max_age) is made the same way: nats-server sets
+     * mirror_direct from the origin on every update too. */
+    c.allow_direct = true;
+    c.max_age_ms = 3600000;
+    assert_int_equal(gf_provision_stream(f->js, &c, true, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UPDATED);
+    assert_int_equal(js_GetStreamInfo(&si, f->js, "AUD_M", NULL, NULL), NATS_OK);
+    assert_false(si->Config->MirrorDirect);
+    assert_true(si->Config->AllowDirect);
+    jsStreamInfo_Destroy(si);
+    assert_int_equal(js_GetStreamInfo(&si, f->js, "KV_aud_m", NULL, NULL), NATS_OK);
+    assert_true(si->Config->AllowDirect);
+    jsStreamInfo_Destroy(si);
+
     kvStore *kv = NULL;
     uint64_t rev = 0, rev1 = 0;
     assert_int_equal(js_KeyValue(&kv, f->js, "aud_m"), NATS_OK);

@@ -211,6 +211,7 @@ typedef struct gf_stream_config {
     int64_t max_msgs;            /* 0 = unlimited */
     int64_t max_bytes;           /* 0 = unlimited */
     int64_t max_msg_size;        /* 0 = server default */
+    bool allow_direct;           /* direct gets ($JS.API.DIRECT.GET.<name>) answered */
 } gf_stream_config;
 
 typedef struct gf_consumer_config {

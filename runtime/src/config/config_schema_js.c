@@ -144,6 +144,12 @@ static const gf_cfg_field stream_rows[] = {
      .min = 1,
      .max = 5,
      .help = "copies in a cluster (1 on a single node)"},
+    {.key = "allow_direct",
+     .type = GF_CFG_BOOL,
+     .offset = offsetof(gf_stream_config, allow_direct),
+     .def = "false",
+     .help = "answer direct gets (any replica, no JetStream API request): cheap reads of "
+             "the last message on a subject"},
     {.key = "max_age",
      .type = GF_CFG_DURATION,
      .offset = offsetof(gf_stream_config, max_age_ms),

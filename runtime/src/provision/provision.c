@@ -168,6 +168,7 @@ static void stream_expected(const gf_stream_config *c, stream_want *sw)
     w->MaxMsgs = c->max_msgs > 0 ? c->max_msgs : -1;
     w->MaxBytes = c->max_bytes > 0 ? c->max_bytes : -1;
     w->MaxMsgSize = c->max_msg_size > 0 ? (int32_t)c->max_msg_size : -1;
+    w->AllowDirect = c->allow_direct;
 }
 
 /* The names of a stream's sources (at most PROV_MAX_SOURCES). */
@@ -206,6 +207,9 @@ static void stream_compare(const jsStreamConfig *s, const jsStreamConfig *w, gf_
     gf__prov_diff_limit(d, true, "max_msgs", s->MaxMsgs, w->MaxMsgs);
     gf__prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->MaxBytes);
     gf__prov_diff_limit(d, true, "max_msg_size", s->MaxMsgSize, w->MaxMsgSize);
+    if (s->AllowDirect != w->AllowDirect)
+        gf__prov_diff_add(d, true, "allow_direct", s->AllowDirect ? "true" : "false",
+                          w->AllowDirect ? "true" : "false");
     if (w->Description != NULL)
         gf__prov_diff_string(d, true, "description", s->Description, w->Description);
 }
@@ -232,6 +236,7 @@ static void stream_patch(jsStreamConfig *up, const void *want)
     up->MaxMsgs = w->MaxMsgs;
     up->MaxBytes = w->MaxBytes;
     up->MaxMsgSize = w->MaxMsgSize;
+    up->AllowDirect = w->AllowDirect; /* a mirror keeps mirror_direct as created (see below) */
 }
 
 /* ---- one stream ------------------------------------------------------------- */
@@ -241,37 +246,13 @@ static bool stream_absent(natsStatus s, jsErrCode jerr)
     return s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr;
 }
 
-/* Creates stream `want`. A mirror is created while its origin's allow_direct is off for a
- * moment: nats-server 2.9 makes a mirror of an allow_direct stream answer that stream's
- * direct gets (mirror_direct, set at creation whatever the request says, kept by updates;
- * docs/NATS-FACTS.md §7), and a mirror lags, so a KV read of the origin right after a
- * write could be answered by the mirror: "not found", or an older revision (9 of 2,000
- * reads on an idle server). With the origin not direct at that instant the mirror is
- * created without mirror_direct. Direct gets of the origin meanwhile have no responder
- * (a few ms; readers retry); restoring allow_direct is retried, and its failure logged. */
+/* Creates stream `want`; a mirror with its origin's allow_direct off for the moment
+ * (gf__prov_origin_direct_off). */
 static natsStatus add_stream(jsCtx *js, jsStreamConfig *want, jsStreamInfo **si, jsErrCode *jerr)
 {
-    jsStreamInfo *oi = NULL;
-    bool toggled = false;
-    if (want->Mirror && want->Mirror->Name &&
-        js_GetStreamInfo(&oi, js, want->Mirror->Name, NULL, NULL) == NATS_OK &&
-        oi->Config->AllowDirect) {
-        oi->Config->AllowDirect = false;
-        toggled = js_UpdateStream(NULL, js, oi->Config, NULL, NULL) == NATS_OK;
-    }
+    jsStreamInfo *oi = gf__prov_origin_direct_off(js, want);
     natsStatus s = js_AddStream(si, js, want, NULL, jerr);
-    if (toggled) {
-        oi->Config->AllowDirect = true;
-        natsStatus r = NATS_ERR;
-        for (int attempt = 0; attempt < 5 && r != NATS_OK; attempt++)
-            r = js_UpdateStream(NULL, js, oi->Config, NULL, NULL);
-        if (r != NATS_OK)
-            gf_log_error("stream lost allow_direct while its mirror was created: its KV readers "
-                         "fail until allow_direct is set on it again",
-                         "stream=%s mirror=%s err=%s", want->Mirror->Name, want->Name,
-                         gf__prov_nats_text(r));
-    }
-    jsStreamInfo_Destroy(oi);
+    gf__prov_origin_direct_restore(js, oi, want);
     return s;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/why.h"
+#include "gamefn/log.h"
 #include "nats/nats_err.h"
 
 void gf__prov_diff_init(gf__prov_diff *d)
@@ -305,6 +306,37 @@ gf_err gf__prov_update_result(natsStatus s, jsErrCode jerr, const gf__prov_diff 
     return GF_OK;
 }
 
+jsStreamInfo *gf__prov_origin_direct_off(jsCtx *js, const jsStreamConfig *mirror)
+{
+    jsStreamInfo *oi = NULL;
+    if (!mirror->Mirror || !mirror->Mirror->Name ||
+        js_GetStreamInfo(&oi, js, mirror->Mirror->Name, NULL, NULL) != NATS_OK)
+        return NULL;
+    if (oi->Config->AllowDirect) {
+        oi->Config->AllowDirect = false;
+        if (js_UpdateStream(NULL, js, oi->Config, NULL, NULL) == NATS_OK)
+            return oi;
+    }
+    jsStreamInfo_Destroy(oi);
+    return NULL;
+}
+
+void gf__prov_origin_direct_restore(jsCtx *js, jsStreamInfo *oi, const jsStreamConfig *mirror)
+{
+    if (!oi)
+        return;
+    oi->Config->AllowDirect = true;
+    natsStatus r = NATS_ERR;
+    for (int attempt = 0; attempt < 5 && r != NATS_OK; attempt++)
+        r = js_UpdateStream(NULL, js, oi->Config, NULL, NULL);
+    if (r != NATS_OK)
+        gf_log_error("stream lost allow_direct while its mirror was created or updated: its KV "
+                     "readers fail until allow_direct is set on it again",
+                     "stream=%s mirror=%s err=%s", oi->Config->Name, mirror->Name,
+                     gf__prov_nats_text(r));
+    jsStreamInfo_Destroy(oi);
+}
+
 gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
                                  gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
                                  const char *asset, bool update, gf_provision_result *res)
@@ -326,7 +358,9 @@ gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *
     patch(&up, want);
     jsStreamInfo *after = NULL;
     jsErrCode jerr = 0;
+    jsStreamInfo *oi = gf__prov_origin_direct_off(js, &up); /* a mirror's update too */
     natsStatus s = js_UpdateStream(&after, js, &up, NULL, &jerr);
+    gf__prov_origin_direct_restore(js, oi, &up);
     if (s == NATS_OK) {
         /* Trust but verify: what the server now reports must match. */
         gf__prov_diff_init(&diff);

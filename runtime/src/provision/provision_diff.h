@@ -92,6 +92,19 @@ void gf__prov_report(const char *kind, const char *name, gf_err err, gf_provisio
 gf_err gf__prov_update_result(natsStatus s, jsErrCode jerr, const gf__prov_diff *still,
                               const char *asset, gf_provision_result *res);
 
+/* A mirror (`mirror`->Mirror set) is created or updated while its origin's allow_direct
+ * is off for a moment: nats-server 2.9.10 makes a mirror of an allow_direct stream answer
+ * that stream's direct gets (mirror_direct: checkStreamCfg sets it from the origin on a
+ * create and on every update, whatever the request says; docs/NATS-FACTS.md §7), and a
+ * mirror lags, so a KV read of the origin right after a write could be answered by the
+ * mirror: "not found", or an older revision (9 of 2,000 reads on an idle server). With
+ * the origin not direct at that instant the mirror gets no mirror_direct. Direct gets of
+ * the origin meanwhile have no responder (a few ms; readers retry). _off returns the
+ * origin's info to hand to _restore (NULL: nothing was changed, also for a stream that
+ * is no mirror); restoring is retried, and its failure logged. */
+jsStreamInfo *gf__prov_origin_direct_off(jsCtx *js, const jsStreamConfig *mirror);
+void gf__prov_origin_direct_restore(jsCtx *js, jsStreamInfo *oi, const jsStreamConfig *mirror);
+
 /* An existing stream (a KV bucket's backing stream too) against what config wants.
  * `compare` records every difference between the server's config and `want`;
  * `patch` writes the managed fields of `want` into `up`, a copy of the server's
