@@ -87,6 +87,10 @@ static void expect_mirror_follows(fixture *f)
 static void key_of_an_expired_ticket_is_refused(void **state)
 {
     fixture *f = *state;
+    /* The check reads the mirror by direct get (allow_direct in this config), not by the
+     * dearer JetStream API, which intake would have logged at start. */
+    assert_true(gf_fnenv_log_count(&f->intake, "fn=intake") > 0); /* its log is read */
+    assert_false(gf_fnenv_wait_log(&f->intake, "AUDIT_TICKETS is not read by direct get", 0));
     char id[GF_TICKETS_ID_LEN + 1], subject[128];
     mm_ticket t = mm_solo("k-expires", "kim");
     Gamefn__V1__CreateTicketReply *r = NULL;
