@@ -4,14 +4,15 @@
  * Design notes: every write is a compare-and-set, and every step can be retried: a
  * players record that already names this ticket id is this request's own (an earlier
  * attempt of the same idempotency key), and a ticket that exists is answered as a
- * replay. A new ticket costs two writes and no read: the existing ticket is only read
- * when its create finds one (then the players records this request made for players
- * that ticket does not list are removed again), or when a record of this request is
- * found (its ticket written: held; not: the record is renewed, so that no create under
- * another key judges it stale while this one writes the ticket). So a client that
- * retries after a timeout converges on one ticket, and two requests racing under one key
- * (or for one player) end with one ticket and one players record, whichever order their
- * writes land in.
+ * replay. A new ticket costs two writes and one read (the audit's, key_forgotten: a
+ * direct get found empty at once). The existing ticket is only read when its create
+ * finds one (then the players records this request made for players that ticket does
+ * not list are removed again), or when a record of this request is found (its ticket
+ * written: held; not: the record is renewed, so that no create under another key
+ * judges it stale while this one writes the ticket). So a client that retries after a
+ * timeout converges on one ticket, and two requests racing under one key (or for one
+ * player) end with one ticket and one players record, whichever order their writes land
+ * in.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -42,6 +42,7 @@
 enum { GIVE_UP_MS = 8000, WINDOW = 4096, CLOSE_WAIT_MS = 2000, READ_WAIT_MS = 5000 };
 
 static const char *const bucket_names[GF_MM__BUCKETS] = {"tickets", "players", "matches"};
+static const char *const stream_names[GF_MM__BUCKETS] = {"KV_tickets", "KV_players", "KV_matches"};
 
 /* How AUDIT_TICKETS is read, found once at open: a direct get when it answers them (its
  * allow_direct: a request to a subject nothing listens on is not answered "no
@@ -131,38 +132,50 @@ static gf_err stream_holds(jsCtx *js, const char *stream, const char *subject, b
     return st == NATS_OK ? GF_OK : gf_nats_err(st);
 }
 
-/* Whether AUDIT_TICKETS holds a revision of `ticket_id` (s->audit says how to ask: a
- * direct get is a cheap read; the JetStream API a request the server answers in JSON,
- * the message in base64). Tickets are never deleted, so the direct get's "deleted" (a
- * marker) does not arise. */
-static gf_err audit_holds(gf_mmstore *s, const char *ticket_id, const char *subject, bool *held)
+/* Whether `stream` (KV_tickets, or a mirror of it that answers direct gets) holds a
+ * revision of tickets/<ticket_id>, by one direct get. Tickets are never deleted, so the
+ * direct get's "deleted" (a marker, read as absent) does not arise. */
+static gf_err ticket_held(gf_mmstore *s, const char *stream, const char *ticket_id, bool *held)
 {
-    *held = false;
-    if (s->audit == AUDIT_NONE)
-        return GF_OK;
-    if (s->audit == AUDIT_API)
-        return stream_holds(s->js, "AUDIT_TICKETS", subject, held);
     uint8_t *val = NULL;
     size_t len = 0;
     uint64_t rev = 0;
     gf_err one = GF_OK;
-    gf_err err = mm_reads_batch(s->reads_mux, "AUDIT_TICKETS", bucket_names[GF_MM_TICKETS],
-                                &ticket_id, 1, READ_WAIT_MS, &val, &len, &rev, &one);
+    gf_err err = mm_reads_batch(s->reads_mux, stream, bucket_names[GF_MM_TICKETS], &ticket_id, 1,
+                                READ_WAIT_MS, &val, &len, &rev, &one);
     free(val);
+    atomic_fetch_add(&s->reads, 1);
     *held = one == GF_OK;
     return err == GF_OK ? GF_OK : one;
 }
 
-gf_err gf_mmstore_ticket_forgotten(gf_mmstore *s, const char *ticket_id, bool *forgotten)
+/* Whether AUDIT_TICKETS holds a revision of `ticket_id` (s->audit says how to ask: a
+ * direct get is a cheap read; the JetStream API a request the server answers in JSON,
+ * the message in base64). */
+static gf_err audit_holds(gf_mmstore *s, const char *ticket_id, bool *held)
 {
     char subject[192]; /* ticket ids are tokens of at most 64 bytes */
-    bool in_audit = false, in_bucket = false;
-    *forgotten = false;
+    *held = false;
+    switch (s->audit) {
+    case AUDIT_NONE:
+        return GF_OK;
+    case AUDIT_DIRECT:
+        return ticket_held(s, "AUDIT_TICKETS", ticket_id, held);
+    case AUDIT_API:
+        break;
+    }
     snprintf(subject, sizeof subject, "$KV.%s.%s", bucket_names[GF_MM_TICKETS], ticket_id);
     atomic_fetch_add(&s->reads, 1);
-    gf_err err = audit_holds(s, ticket_id, subject, &in_audit);
+    return stream_holds(s->js, "AUDIT_TICKETS", subject, held);
+}
+
+gf_err gf_mmstore_ticket_forgotten(gf_mmstore *s, const char *ticket_id, bool *forgotten)
+{
+    bool in_audit = false, in_bucket = false;
+    *forgotten = false;
+    gf_err err = audit_holds(s, ticket_id, &in_audit);
     if (err == GF_OK && in_audit)
-        err = stream_holds(s->js, "KV_tickets", subject, &in_bucket);
+        err = ticket_held(s, stream_names[GF_MM_TICKETS], ticket_id, &in_bucket);
     if (err == GF_OK)
         *forgotten = in_audit && !in_bucket;
     return err;
@@ -204,11 +217,9 @@ gf_err gf_mmstore_get(gf_mmstore *s, gf_mm_bucket b, const char *key, uint8_t **
 gf_err gf_mmstore_get_batch(gf_mmstore *s, gf_mm_bucket b, const char *const *keys, size_t n,
                             uint8_t **vals, size_t *lens, uint64_t *revs, gf_err *errs)
 {
-    char stream[64];
-    snprintf(stream, sizeof stream, "KV_%s", bucket_names[b]);
     atomic_fetch_add(&s->reads, (long long)n);
-    return mm_reads_batch(s->reads_mux, stream, bucket_names[b], keys, n, READ_WAIT_MS, vals, lens,
-                          revs, errs);
+    return mm_reads_batch(s->reads_mux, stream_names[b], bucket_names[b], keys, n, READ_WAIT_MS,
+                          vals, lens, revs, errs);
 }
 
 /* Counts a finished op. */

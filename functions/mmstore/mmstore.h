@@ -74,13 +74,13 @@ gf_err gf_mmstore_get_batch(gf_mmstore *s, gf_mm_bucket b, const char *const *ke
 
 /* Whether tickets/<ticket_id> existed once and the bucket has since forgotten it (the
  * bucket's TTL): the audit mirror AUDIT_TICKETS still holds a revision of the key while
- * KV_tickets holds none, not even a delete marker. A create of that key would be
+ * KV_tickets holds none (tickets are never deleted). A create of that key would be
  * refused by the mirror (it checks the create's "no revision yet" against its own
  * history of the key: a single server's mirror then stops for good, a cluster's drops
  * the write and stores every later one a sequence lower; docs/NATS-FACTS.md §6), and
  * would bring an ended ticket back. *forgotten = false when there is no audit mirror.
- * Two reads at most: one of the mirror (absent keys are found absent in O(1)), and the
- * bucket's only when the mirror has the key. */
+ * Two reads at most: one of the mirror (absent keys are found absent in O(1)), and a
+ * direct get of the bucket only when the mirror has the key (a retry, a replay). */
 gf_err gf_mmstore_ticket_forgotten(gf_mmstore *s, const char *ticket_id, bool *forgotten);
 
 /* One write; returns op->err. */

@@ -28,8 +28,10 @@ gf_err mm_reads_open(natsConnection *nc, mm_reads **out);
 void mm_reads_close(mm_reads *r); /* NULL is fine */
 
 /* gf_mmstore_get_batch on bucket `bucket` (see mmstore.h), read from stream `stream`:
- * KV_<bucket>, or a mirror of it that answers direct gets (none: GF_ERR_UNAVAILABLE).
- * wait_ms bounds the wait for the answers; a key without one ends GF_ERR_TIMEOUT. */
+ * KV_<bucket>, or a mirror of it with allow_direct (a stream that does not answer direct
+ * gets leaves every key GF_ERR_TIMEOUT: nats-server does not say "no responders" under
+ * $JS.API). wait_ms bounds the wait for the answers; a key without one ends
+ * GF_ERR_TIMEOUT. */
 gf_err mm_reads_batch(mm_reads *r, const char *stream, const char *bucket, const char *const *keys,
                       size_t n, int64_t wait_ms, uint8_t **vals, size_t *lens, uint64_t *revs,
                       gf_err *errs);

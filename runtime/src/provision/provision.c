@@ -236,7 +236,7 @@ static void stream_patch(jsStreamConfig *up, const void *want)
     up->MaxMsgs = w->MaxMsgs;
     up->MaxBytes = w->MaxBytes;
     up->MaxMsgSize = w->MaxMsgSize;
-    up->AllowDirect = w->AllowDirect; /* a mirror keeps mirror_direct as created (see below) */
+    up->AllowDirect = w->AllowDirect; /* a mirror's own; its mirror_direct: see reconcile */
 }
 
 /* ---- one stream ------------------------------------------------------------- */

@@ -55,11 +55,11 @@ gf_err gf_players_decode(const uint8_t *buf, size_t len, const char *key,
                          Gamefn__V1__PlayerMatchRecord **out, gf_tickets_problem *p);
 void gf_players_free(Gamefn__V1__PlayerMatchRecord *r); /* NULL is fine */
 
-/* The verdict on record `r` whose ticket `t` was read (NULL: the ticket does not
- * exist). */
 /* Whether ticket t has player_id among its members. */
 bool gf_players_listed(const Gamefn__V1__TicketRecord *t, const char *player_id);
 
+/* The verdict on record `r` whose ticket `t` was read (NULL: the ticket does not
+ * exist). */
 gf_players_verdict gf_players_judge(const Gamefn__V1__PlayerMatchRecord *r,
                                     const Gamefn__V1__TicketRecord *t, int64_t now_ms,
                                     const gf_players_policy *pol);
