@@ -16,6 +16,7 @@
 #include "alloc_plan.h"
 #include "fleet_mirror.h"
 #include "gamefn/endpoint.h"
+#include "gamefn/test_pause.h"
 #include "mmstore.h"
 
 /* GAMEFN_TEST_ALLOCATOR_PAUSE=<step>: tests make the allocator stop (sleep until
@@ -31,7 +32,9 @@ typedef struct alloc_state {
     fleet_mirror *mirror;
     uint8_t sk[GF_WIRE_JOIN_SK_LEN];
     alloc_signer signer;
-    char pause_at[32]; /* "" in production */
+    /* GAMEFN_TEST_ALLOCATOR_PAUSE=<step> (gamefn/test_pause.h), steps in order: `fenced`,
+     * `server`, `assigning` (between two ASSIGNED writes), `committed`, `assigned`. */
+    gf_test_pause pause;
 } alloc_state;
 
 gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg);

@@ -60,14 +60,12 @@ static void keep_alive(job *j)
     }
 }
 
-/* Test-only: GAMEFN_TEST_ALLOCATOR_PAUSE=<step> stops here until the process is killed. */
+/* Test-only (alloc_fn.h): stops here until the process is killed, when armed at step. */
 static void pause_at(job *j, const char *step)
 {
-    if (strcmp(j->st->pause_at, step) != 0)
-        return;
-    gf_log_warn("paused for a test", "step=%s match=%s", step, j->am.m->match_id);
-    for (;;)
-        gf_clock_sleep_ms(1000);
+    char what[160];
+    snprintf(what, sizeof what, "match=%s", j->am.m->match_id);
+    gf_test_pause_at(&j->st->pause, step, what);
 }
 
 static gf_err retry_on(gf_err err)
@@ -177,7 +175,7 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
     size_t *of = calloc(n, sizeof *of); /* ops[k] is items[of[k]] */
     gf_err err = items && ops && of ? GF_OK : GF_ERR_NOMEM;
     /* Test-only: one write at a time, so a pause can fall between two of them. */
-    bool one_by_one = strcmp(j->st->pause_at, "assigning") == 0;
+    bool one_by_one = gf_test_pause_armed(&j->st->pause, "assigning");
     int rounds = TICKET_ATTEMPTS * (one_by_one ? (int)n : 1);
     for (size_t i = 0; err == GF_OK && i < n; i++)
         items[i] = (settle_item){.ticket_id = j->am.ticket_ids[i], .pending = true};

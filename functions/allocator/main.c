@@ -54,11 +54,7 @@ static gf_err alloc_init(gf_fn *fn)
     st->cfg = gf_fn_section(fn);
     st->instance_id = gf_fn_instance_id(fn);
     st->nc = gf_fn_nats(fn);
-    const char *pause = getenv("GAMEFN_TEST_ALLOCATOR_PAUSE");
-    if (pause && pause[0]) {
-        snprintf(st->pause_at, sizeof st->pause_at, "%s", pause);
-        gf_log_warn("test pause armed", "step=%s", st->pause_at);
-    }
+    gf_test_pause_arm(&st->pause, "GAMEFN_TEST_ALLOCATOR_PAUSE");
     char why[512];
     gf_err err = gf_join_secret_load(st->cfg->signing_key, st->sk, NULL, why, sizeof why);
     if (err != GF_OK) {

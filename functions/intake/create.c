@@ -47,14 +47,12 @@ typedef struct create_ctx {
     size_t ncreated;
 } create_ctx;
 
-/* Test-only: GAMEFN_TEST_INTAKE_PAUSE=<step> stops here until the process is killed. */
+/* Test-only (intake.h): stops here until the process is killed, when armed at step. */
 static void pause_at(const create_ctx *c, const char *step)
 {
-    if (strcmp(c->in->pause_at, step) != 0)
-        return;
-    gf_log_warn("paused for a test", "step=%s ticket=%s", step, c->id);
-    for (;;)
-        gf_clock_sleep_ms(1000);
+    char what[96];
+    snprintf(what, sizeof what, "ticket=%s", c->id);
+    gf_test_pause_at(&c->in->pause, step, what);
 }
 
 /* Removes the players records this request created (it stops short of a ticket of its

@@ -36,6 +36,7 @@
 #include "gamefn/config.h"
 #include "gamefn/endpoint.h"
 #include "gamefn/err.h"
+#include "gamefn/test_pause.h"
 #include "gamefn/tickets/config.h"
 #include "gamefn/tickets/players.h"
 #include "intake_config.h"
@@ -50,12 +51,11 @@ typedef struct intake_state {
     const char *instance_id;
     uint8_t *queues_reply; /* the discovery answer, built once */
     size_t queues_reply_len;
-    /* GAMEFN_TEST_INTAKE_PAUSE=<step>, "" in production: tests make intake stop (sleep
-     * until killed) at one step of a create, to SIGKILL it there. Steps, in order:
+    /* GAMEFN_TEST_INTAKE_PAUSE=<step> (gamefn/test_pause.h), steps of a create in order:
      * `holding` (the first member's players record held, the others not yet), `players`
      * (every member's record held, the ticket not written), `ticket` (the ticket
      * written, neither pushed nor answered). */
-    char pause_at[32];
+    gf_test_pause pause;
 } intake_state;
 
 gf_err intake_state_init(intake_state *in, const gf_config *cfg, const intake_config *own,

@@ -50,11 +50,7 @@ static gf_err init(gf_fn *fn)
         free(in);
         return err;
     }
-    const char *pause = getenv("GAMEFN_TEST_INTAKE_PAUSE");
-    if (pause && pause[0]) {
-        snprintf(in->pause_at, sizeof in->pause_at, "%s", pause);
-        gf_log_warn("test pause armed", "step=%s", in->pause_at);
-    }
+    gf_test_pause_arm(&in->pause, "GAMEFN_TEST_INTAKE_PAUSE");
     gf_fn_set_state(fn, in);
     return GF_OK;
 }
