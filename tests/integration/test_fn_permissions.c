@@ -3,8 +3,10 @@
  * against a real nats-server: the file passes `nats-server -t`; echo runs under its
  * user; a gateway with its own inbox prefix gets answers but cannot reach discovery or
  * the JetStream API; a function user (the FUNCTION block) can create a stream but not
- * delete one; a hostile reply subject changes nothing, through either layer; and the
- * auditor runs `gamefn check` over thousands of audit records with read access only.
+ * delete one; a hostile reply subject changes nothing, through either layer; a game
+ * server's events are stored in their player's partition (the account's own mapping);
+ * and the auditor runs `gamefn check` over thousands of audit records with read access
+ * only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +23,7 @@
 #include "cli_support.h"
 #include "fn_support.h"
 #include "gamefn/clock.h"
+#include "gamefn/partition.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
 #define ECHO "functions/echo/gamefn-echo"
@@ -142,6 +145,55 @@ static void roles_under_the_shipped_users(void **state)
     gf_fnenv_free(&env);
 }
 
+/* A game server publishes events as gamefn.v1.event.<player>.<type>; the account the
+ * shipped users live in maps them to their partition, where EVENTS stores them. Both
+ * halves of the shipped file are needed: a top-level mapping maps only the global
+ * account (the publish finds no stream, "no responders"), and 2.9.10 checks the publish
+ * against the mapped subject (without gamefn.v1.evp.> it is a permissions violation). */
+static void game_server_events_reach_their_partition(void **state)
+{
+    gf_fnenv_opts opts = {
+        .server_config = read_file(accounts_path),
+        .nats = "  user: admin\n  password: pw-ADMIN\n",
+        .no_client = true,
+    };
+    gf_fnenv env;
+    assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
+    env.nc = connect_as(&env, "admin", NULL);
+    jsOptions jo;
+    jsOptions_Init(&jo);
+    jo.Wait = 3000;
+    assert_int_equal(natsConnection_JetStream(&env.js, env.nc, &jo), NATS_OK);
+    assert_int_equal(gf_fnenv_add_stream(env.js, "EVENTS", "gamefn.v1.evp.>"), NATS_OK);
+
+    natsConnection *gs = connect_as(&env, "gameserver", "_INBOX.gs");
+    jsCtx *gjs = NULL;
+    assert_int_equal(natsConnection_JetStream(&gjs, gs, &jo), NATS_OK);
+    const char *players[] = {"p-7", "alice", "0x1f"};
+    for (size_t i = 0; i < sizeof players / sizeof players[0]; i++) {
+        char subject[128], stored[160];
+        snprintf(subject, sizeof subject, "gamefn.v1.event.%s.kill", players[i]);
+        jsPubAck *ack = NULL;
+        jsErrCode jerr = 0;
+        natsStatus s = js_Publish(&ack, gjs, subject, "e", 1, NULL, &jerr);
+        if (s != NATS_OK) {
+            gf_natsd_dump_log(env.natsd, 5); /* a permissions violation shows there */
+            fail_msg("publish of %s as the game server: %s (error %d)", subject,
+                     natsStatus_GetText(s), (int)jerr);
+        }
+        assert_string_equal(ack->Stream, "EVENTS");
+        jsPubAck_Destroy(ack);
+        snprintf(stored, sizeof stored, "gamefn.v1.evp.%u.%s.kill",
+                 (unsigned)gf_partition_of(players[i], 16), players[i]);
+        natsMsg *m = NULL;
+        assert_int_equal(js_GetLastMsg(&m, env.js, "EVENTS", stored, NULL, NULL), NATS_OK);
+        natsMsg_Destroy(m);
+    }
+    jsCtx_Destroy(gjs);
+    natsConnection_Destroy(gs);
+    gf_fnenv_free(&env);
+}
+
 /* A QUEUED ticket record, live for an hour, published to $KV.tickets.<id>. */
 static void queued_ticket(jsCtx *js, int i, int64_t now)
 {
@@ -250,6 +302,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_file_passes_nats_server_t),
         cmocka_unit_test(roles_under_the_shipped_users),
+        cmocka_unit_test(game_server_events_reach_their_partition),
         cmocka_unit_test(auditor_runs_gamefn_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
