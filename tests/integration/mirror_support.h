@@ -53,10 +53,13 @@ typedef struct mirror_result {
     gf_check_read_notes notes;
     uint64_t tickets, revisions; /* the checker's ticket and ticket-revision totals */
     int64_t took_ms;
+    char why[256]; /* what the read could not do, when mirror_try_check returned an error */
 } mirror_result;
 
 /* The checker's read of the matchmaking streams (no events, no scores), with catch_up_ms
- * as its --catch-up; the result is printed to stderr. */
+ * as its --catch-up; the result is printed to stderr. A read that fails fails the test. */
 void mirror_check(natsConnection *nc, jsCtx *js, int64_t catch_up_ms, mirror_result *out);
+/* The same, returning gf_check_read's error (with out->why) instead of failing on it. */
+gf_err mirror_try_check(natsConnection *nc, jsCtx *js, int64_t catch_up_ms, mirror_result *out);
 
 #endif

@@ -15,7 +15,10 @@
  *    revision is counted once, the read is complete, and a note names the mirror, where
  *    it stopped and where the rest came from;
  *  - a stalled mirror whose bucket dropped some of those revisions (history 5): the
- *    read is incomplete and the note says how many are gone.
+ *    read is incomplete and the note says how many are gone;
+ *  - a mirror whose last message was deleted: its consumer reports nothing pending short
+ *    of the last sequence stream info gave, the leader holds nothing past it, and the
+ *    read ends at once (no wait for a lagging copy) with the revision noted as lacking.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -126,6 +129,26 @@ static void following_mirror(void **state)
     assert_int_equal(r.revisions, 40);
     assert_string_equal(r.notes.text, "");
     assert_false(r.notes.incomplete);
+    assert_false(r.notes.stalled_mirror);
+}
+
+static void mirror_last_message_deleted(void **state)
+{
+    fixture *f = *state;
+    deploy(f, 0);
+    char id[32];
+    for (int i = 0; i < 10; i++) {
+        snprintf(id, sizeof id, "t%02d", i);
+        put_ticket(f, id);
+    }
+    wait_last(f, "AUDIT_TICKETS", 10);
+    assert_int_equal(js_DeleteMsg(f->js, "AUDIT_TICKETS", 10, NULL, NULL), NATS_OK);
+    assert_int_equal(last_seq(f, "AUDIT_TICKETS"), 10); /* the last sequence stays */
+    mirror_result r;
+    check(f, &r);
+    assert_true(r.took_ms < 2000);
+    assert_int_equal(r.revisions, 9);
+    assert_non_null(strstr(r.notes.text, "AUDIT_TICKETS lacks 1 of its revisions 1 to 10"));
     assert_false(r.notes.stalled_mirror);
 }
 
@@ -300,6 +323,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(following_mirror, setup, teardown),
+        cmocka_unit_test_setup_teardown(mirror_last_message_deleted, setup, teardown),
         cmocka_unit_test_setup_teardown(stalled_mirror_read_from_bucket, setup, teardown),
         cmocka_unit_test_setup_teardown(stalled_mirror_bucket_dropped_some, setup, teardown),
         cmocka_unit_test_setup_teardown(mirror_poisoned_by_a_lost_revision, setup, teardown),

@@ -5,6 +5,14 @@
  * - One ordered push consumer per stream (nats.c re-creates it on a gap, flow control
  *   keeps the server from overrunning us): unfiltered, so an empty match can never leave
  *   us waiting, and bounded by the stream's last sequence when the read starts.
+ * - The end of a read is the stream leader's, not the consumer's: the consumer (R1) lands
+ *   on a random copy, and a node just restarted can hold an old one for seconds, its
+ *   consumer reporting nothing pending (docs/NATS-FACTS.md §10). When it stops short of
+ *   the leader's last sequence, the leader is asked (a message get, which only it
+ *   answers) for the first message it holds past where the copy stopped: none up to the
+ *   end (deleted, expired) ends the read; one means the copy lags, and it is waited for
+ *   while it moves, COPY_WAIT_MS at most standing still, after which the read fails as
+ *   unavailable: a short copy must never be judged as lost revisions or events.
  * - A mirror is read only once it holds every revision its bucket had when we looked:
  *   otherwise the last writes would look lost. We wait while it moves; one that took no
  *   revision for catch_up_ms has stalled (docs/NATS-FACTS.md §6: on 2.9.10 nothing a
@@ -21,13 +29,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "gamefn/check/check_read.h"
 #include "gamefn/clock.h"
 #include "gamefn/subjects.h"
 #include "gamefn/v1/leaderboard.pb-c.h"
 #include "gamefn/wire_error.h"
 
-enum { MATCHES_MAX_SPAN = 20000, PAGE = 100 };
+enum {
+    MATCHES_MAX_SPAN = 20000,
+    PAGE = 100,
+    STALL_MS = 30000,     /* a consumer with messages pending that delivers none: broken */
+    COPY_WAIT_MS = 15000, /* a copy behind its leader that takes no message: given up */
+    POLL_MS = 500,        /* how often a copy behind its leader is looked at again */
+};
 
 typedef struct reader {
     natsConnection *nc;
@@ -111,9 +127,78 @@ static void progress(reader *r, const char *stream, uint64_t done, uint64_t tota
     }
 }
 
+/* The first sequence at or after `from` that the leader of `stream` holds, in *next (0:
+ * none). A message get by next_by_subj: only the stream's leader answers it (a direct get
+ * may be answered by the lagging copy itself), and nats.c 3.4.1 has no call for it. */
+static gf_err leader_next(reader *r, const char *stream, uint64_t from, uint64_t *next)
+{
+    char subject[160], body[80];
+    snprintf(subject, sizeof subject, "$JS.API.STREAM.MSG.GET.%s", stream);
+    snprintf(body, sizeof body, "{\"seq\":%llu,\"next_by_subj\":\">\"}", (unsigned long long)from);
+    natsMsg *reply = NULL;
+    int64_t timeout = r->o->request_timeout_ms > 0 ? r->o->request_timeout_ms : 2000;
+    natsStatus s = natsConnection_RequestString(&reply, r->nc, subject, body, timeout);
+    if (s == NATS_OK && natsMsg_IsNoResponders(reply))
+        s = NATS_NO_RESPONDERS;
+    if (s != NATS_OK) {
+        natsMsg_Destroy(reply);
+        return fail(r, s, "asking the leader of %s for sequence %llu on", stream,
+                    (unsigned long long)from);
+    }
+    json_t *root =
+        json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
+    natsMsg_Destroy(reply);
+    json_t *msg = json_object_get(root, "message"), *error = json_object_get(root, "error");
+    gf_err err = GF_OK;
+    if (json_is_integer(json_object_get(msg, "seq")))
+        *next = (uint64_t)json_integer_value(json_object_get(msg, "seq"));
+    else if (json_integer_value(json_object_get(error, "err_code")) == JSNoMessageFoundErr)
+        *next = 0;
+    else {
+        const char *what = json_string_value(json_object_get(error, "description"));
+        snprintf(r->why, r->why_size, "asking the leader of %s for sequence %llu on: %s", stream,
+                 (unsigned long long)from, what ? what : "an answer without a message");
+        err = GF_ERR_NATS;
+    }
+    json_decref(root);
+    return err;
+}
+
+/* Where an ordered read stands against the stream leader's last sequence end_seq. */
+typedef struct copy_read {
+    uint64_t at;     /* the last sequence the consumer delivered; first - 1 before any */
+    bool copy_end;   /* its copy has nothing more: NumPending 0, or nothing delivered yet */
+    int64_t moved;   /* when it last delivered (monotonic ms) */
+    uint64_t leader; /* the first sequence past `at` the leader holds (0: none) */
+} copy_read;
+
+/* Whether the read is over at a copy's end: the leader holds nothing in at+1..end_seq
+ * (removed by limits, expiry or a delete since stream info). Otherwise the copy lags. */
+static gf_err copy_done(reader *r, const char *stream, copy_read *cr, uint64_t end_seq, bool *done)
+{
+    gf_err err = leader_next(r, stream, cr->at + 1, &cr->leader);
+    *done = err == GF_OK && (cr->leader == 0 || cr->leader > end_seq);
+    return err;
+}
+
+/* A copy that stood still COPY_WAIT_MS while its leader held more: GF_ERR_UNAVAILABLE. */
+static gf_err copy_behind(reader *r, const char *stream, const copy_read *cr, uint64_t end_seq,
+                          int64_t idle_ms)
+{
+    snprintf(r->why, r->why_size,
+             "reading %s: the copy read is behind the stream leader (read up to sequence %llu "
+             "of %llu, the leader holds %llu; no new message for %lld ms): a node still "
+             "catching up after a restart? try again",
+             stream, (unsigned long long)cr->at, (unsigned long long)end_seq,
+             (unsigned long long)cr->leader, (long long)idle_ms);
+    return GF_ERR_UNAVAILABLE;
+}
+
 /* Every message of `stream` with sequence first..last (first 0: from its first message)
  * stored at or after since_ms, in order, through fn. *got (may be NULL): how many of
- * first..last the stream still held, whatever their time, the first of them in *seen. */
+ * first..last the stream still held, whatever their time, the first of them in *seen.
+ * The read ends at `last` or the leader's last sequence in `si`, whichever is lower, or
+ * earlier where the leader no longer holds the messages up to there (design notes). */
 static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si, uint64_t first,
                            uint64_t last, msg_fn fn, const char *prefix, uint64_t *got,
                            uint64_t *seen)
@@ -147,10 +232,30 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
     uint64_t end_seq = last < si->State.LastSeq ? last : si->State.LastSeq;
     uint64_t total = first == 0 ? si->State.Msgs : end_seq >= first ? end_seq - first + 1 : 0;
     int64_t shown = gf_clock_mono_ms();
+    copy_read cr = {first > 0 ? first - 1 : 0, true, shown, 0};
+    char label[160];
+    snprintf(label, sizeof label, "%s (waiting for a copy behind its leader)", stream);
     for (;;) {
         natsMsg *m = NULL;
         jsMsgMetaData *meta = NULL;
-        s = natsSubscription_NextMsg(&m, sub, 30000);
+        s = natsSubscription_NextMsg(&m, sub, POLL_MS);
+        if (s == NATS_TIMEOUT) {
+            int64_t idle = gf_clock_mono_ms() - cr.moved;
+            bool over = false;
+            if (cr.copy_end && (err = copy_done(r, stream, &cr, end_seq, &over)) != GF_OK)
+                break;
+            if (over)
+                break;
+            if (cr.copy_end && idle >= COPY_WAIT_MS) {
+                err = copy_behind(r, stream, &cr, end_seq, idle);
+                break;
+            }
+            if (idle < STALL_MS) {
+                if (cr.copy_end)
+                    progress(r, label, done, total, &shown);
+                continue;
+            }
+        }
         if (s != NATS_OK) {
             snprintf(r->why, r->why_size, "reading %s stalled after %llu messages: %s", stream,
                      (unsigned long long)done, natsStatus_GetText(s));
@@ -164,7 +269,9 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
             break;
         }
         uint64_t seq = meta->Sequence.Stream;
-        bool end = seq >= last || meta->NumPending == 0;
+        cr.at = seq;
+        cr.copy_end = meta->NumPending == 0;
+        cr.moved = gf_clock_mono_ms();
         if (seq <= last && got && (*got)++ == 0)
             *seen = seq;
         if (seq <= last && meta->Timestamp >= since_ns)
@@ -173,7 +280,16 @@ static gf_err read_ordered(reader *r, const char *stream, const jsStreamInfo *si
         jsMsgMetaData_Destroy(meta);
         natsMsg_Destroy(m);
         progress(r, stream, done, total, &shown);
-        if (err != GF_OK || end)
+        if (err != GF_OK || seq >= last)
+            break;
+        /* The copy's end short of the leader's: asked at once, so that a stream whose
+         * last messages were deleted is not waited for; not again while the copy, catching
+         * up, has yet to deliver the message the leader last named. */
+        bool over = seq >= end_seq;
+        if (!over && cr.copy_end && cr.leader <= seq &&
+            (err = copy_done(r, stream, &cr, end_seq, &over)) != GF_OK)
+            break;
+        if (over)
             break;
     }
     if (r->o->progress)

@@ -29,7 +29,8 @@ enum {
     GF_CLI_OK = 0,          /* done; check: every invariant holds */
     GF_CLI_VIOLATIONS = 1,  /* check: at least one invariant count is not 0 */
     GF_CLI_USAGE = 2,       /* bad option or argument, unknown command, bad config file */
-    GF_CLI_UNREACHABLE = 3, /* cannot connect to NATS (down, refused login, no JetStream) */
+    GF_CLI_UNREACHABLE = 3, /* cannot connect to NATS (down, refused login, no JetStream);
+                               check: a stream copy read stayed behind its leader */
     GF_CLI_NOT_FOUND = 4,   /* an unknown name: ticket, queue, stream, function, file */
     GF_CLI_TIMEOUT = 5,     /* no answer in time; watch: no terminal state in time */
     GF_CLI_NO_SERVICE = 6,  /* no function instance serves the request (no responders) */

@@ -5,7 +5,8 @@
  *
  * Read access is enough: stream and consumer info, ordered (ephemeral) consumers on the
  * AUDIT_* mirrors, their buckets' streams and EVENTS, message gets on MATCHES (a work queue admits
- * no second consumer), requests to the leaderboard. Nothing is written.
+ * no second consumer) and on any stream whose copy read reports its end before its leader's
+ * last sequence, requests to the leaderboard. Nothing is written.
  *
  * Each stream is read with one ordered push consumer (flow controlled), from its first
  * message (or the first at or after since_ms) up to its last sequence when the read
@@ -64,7 +65,8 @@ typedef struct gf_check_read_opts {
     /* How boards fold their events; a board not listed is incr, descending. */
     const gf_check_board_spec *boards;
     size_t boards_len;
-    int64_t request_timeout_ms; /* leaderboard queries; default 2 s */
+    int64_t request_timeout_ms; /* leaderboard queries, a stream leader asked for its next
+                                   message (design notes of check_read.c); default 2 s */
     /* Called at most every 250 ms while a stream is read: the stream, messages read,
      * messages in it. May be NULL. */
     void (*progress)(void *closure, const char *stream, uint64_t done, uint64_t total);
@@ -84,10 +86,11 @@ typedef struct gf_check_read_notes {
 } gf_check_read_notes;
 
 /* Reads everything into c (which must not be finished). GF_ERR_UNAVAILABLE when the
- * connection is gone, GF_ERR_TIMEOUT when the JetStream API does not answer (disabled, or
- * not permitted), GF_ERR_NOMEM, GF_ERR_NATS otherwise; `why` says what failed.
- * A missing stream is not an error: it is noted and the counts that need it are then
- * reported not checked by the caller. */
+ * connection is gone, or when the copy of a stream a consumer was placed on stays behind
+ * the stream's leader (a node catching up after a restart: try again), GF_ERR_TIMEOUT when the
+ * JetStream API does not answer (disabled, or not permitted), GF_ERR_NOMEM, GF_ERR_NATS otherwise;
+ * `why` says what failed. A missing stream is not an error: it is noted and the counts that need it
+ * are then reported not checked by the caller. */
 gf_err gf_check_read(natsConnection *nc, jsCtx *js, gf_check *c, const gf_check_read_opts *o,
                      gf_check_read_notes *notes, char *why, size_t why_size);
 
