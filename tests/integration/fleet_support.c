@@ -352,3 +352,22 @@ gf_gamesim *fleet_sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms
     }
     return sim;
 }
+
+void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])
+{
+    static const char *const names[FLEET_SERVICE_N] = {"fleet", "allocator", "intake", "ticker",
+                                                       "matcher"};
+    for (size_t i = 0; i < FLEET_SERVICE_N; i++) {
+        char bin[128], instance[32];
+        snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
+        snprintf(instance, sizeof instance, "%c1", names[i][0]);
+        memset(&p[i], 0, sizeof p[i]);
+        fleet_env_spawn(e, &p[i], bin, names[i], instance, NULL);
+    }
+}
+
+void fleet_service_stop(gf_proc p[FLEET_SERVICE_N])
+{
+    for (size_t i = FLEET_SERVICE_N; i-- > 0;)
+        assert_true(gf_fnenv_stop(&p[i], 15000));
+}

@@ -49,6 +49,13 @@ typedef struct fleet_env {
 extern const char fleet_duel_functions[];
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
+
+/* The whole service on an env started with fleet_duel_functions: p[] = fleet, allocator,
+ * intake, ticker, matcher (instances f1, a1, i1, t1, m1), each answering $SRV.PING.
+ * fleet_service_stop() stops them in reverse order; each must exit 0. */
+enum { FLEET_SERVICE_N = 5 };
+void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N]);
+void fleet_service_stop(gf_proc p[FLEET_SERVICE_N]);
 void fleet_env_free(fleet_env *e);
 
 /* Spawns a function and waits until it answers $SRV.PING. extra_env may be NULL. */
