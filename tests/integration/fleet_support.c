@@ -49,6 +49,7 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .deadline = o->deadline,
         .max_in_flight = o->max_in_flight,
         .fetch_expiry = o->fetch_expiry,
+        .scale_interval = o->scale_interval,
     };
     assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */

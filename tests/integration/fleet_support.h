@@ -36,6 +36,7 @@ typedef struct fleet_env_opts {
     const char *deadline;        /* functions.allocator.deadline */
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
     const char *fetch_expiry;    /* runtime.fetch_expiry (default 1s) */
+    const char *scale_interval;  /* functions.fleet.scale_interval (default 200ms) */
 } fleet_env_opts;
 
 typedef struct fleet_env {
