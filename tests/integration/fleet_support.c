@@ -131,10 +131,15 @@ int fleet_call(fleet_env *e, const char *subject, const ProtobufCMessage *req,
 
 void fleet_register(fleet_env *e, const char *dc, const char *id)
 {
+    fleet_register_at(e, dc, id, "127.0.0.1");
+}
+
+void fleet_register_at(fleet_env *e, const char *dc, const char *id, const char *address)
+{
     Gamefn__V1__RegisterServerRequest r = GAMEFN__V1__REGISTER_SERVER_REQUEST__INIT;
     r.server_id = (char *)(uintptr_t)id;
     r.datacenter = (char *)(uintptr_t)dc;
-    r.address = "127.0.0.1";
+    r.address = (char *)(uintptr_t)address;
     r.port = 7777;
     r.capacity = 10;
     ProtobufCMessage *out = NULL;

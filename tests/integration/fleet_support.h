@@ -80,6 +80,8 @@ int fleet_call_raw(fleet_env *e, const char *subject, const void *data, size_t l
 
 /* Registers server `id` in `dc` with capacity 10; asserts success. */
 void fleet_register(fleet_env *e, const char *dc, const char *id);
+/* The same with another address (a register again updates it). */
+void fleet_register_at(fleet_env *e, const char *dc, const char *id, const char *address);
 int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *finished);
 
 /* The record of <dc>.<id>, or NULL when absent. */
