@@ -4,8 +4,9 @@
  *
  *   0. matches/<m> decided already (a redelivery)? COMMITTED: finish the ticket writes;
  *      ABORTED: return what is still claimed, free the server. Ack.
- *   1. fencing: every ticket still CLAIMED by m, else abort (TICKET_LOST); the claims'
- *      lease already over (picked up late, from a backlog): abort (CLAIM_EXPIRED).
+ *   1. fencing: every ticket still CLAIMED by m, else follow matches/<m> (whoever took
+ *      a ticket away decided it first), or refuse a Match nobody decided (on_lost); the
+ *      claims' lease already over (picked up late, from a backlog): abort (CLAIM_EXPIRED).
  *   2. a server: the one already ALLOCATED to m (a previous delivery took it), else a
  *      FREE fresh one by CAS, trying Match.datacenters best first, waiting for one
  *      until created + deadline; none: abort (NO_SERVER).
@@ -19,8 +20,8 @@
  * Tickets are never half assigned: ASSIGNED is written only from a COMMITTED record,
  * and released only after an ABORTED one.
  *
- * Errors: a malformed Match is terminated (dead letter); a NATS failure (timeout,
- * leader change) returns GF_ERR_RETRY, so the match is redelivered and resumes.
+ * Errors: a malformed, forged or replayed Match is terminated (dead letter); a NATS failure
+ * (timeout, leader change) returns GF_ERR_RETRY, so the match is redelivered and resumes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,16 +215,17 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
     return err;
 }
 
-/* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are.
- * *err is set on a read failure. Every ticket is read in one batch; the records are
- * kept for the ticket writes. */
-static const char *fence(job *j, gf_err *err)
+/* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are;
+ * *ours counts those that are. *err is set on a read failure. Every ticket is read in
+ * one batch; the records are kept for the ticket writes. */
+static const char *fence(job *j, size_t *ours, gf_err *err)
 {
     size_t n = j->am.n_tickets;
     uint8_t **vals = calloc(n, sizeof *vals);
     size_t *lens = calloc(n, sizeof *lens);
     gf_err *errs = calloc(n, sizeof *errs);
     const char *lost = NULL;
+    *ours = 0;
     j->read = calloc(n, sizeof *j->read);
     j->read_rev = calloc(n, sizeof *j->read_rev);
     *err = vals && lens && errs && j->read && j->read_rev ? GF_OK : GF_ERR_NOMEM;
@@ -235,11 +237,12 @@ static const char *fence(job *j, gf_err *err)
         if (e == GF_OK)
             e = gf_ticket_decode(vals[i], lens[i], j->am.ticket_ids[i], &j->read[i], NULL);
         const Gamefn__V1__TicketRecord *rec = j->read[i];
-        bool ours = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
-                    rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
+        bool claimed = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
+                       rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
+        *ours += claimed;
         if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID)
             *err = e;
-        else if (!ours && !lost)
+        else if (!claimed && !lost)
             lost = j->am.ticket_ids[i];
     }
     for (size_t i = 0; vals && i < n; i++)
@@ -346,14 +349,14 @@ static gf_err take_server(job *j, fleet_written *out)
 /* Creates the commit record from `buf` unless the match is decided already; *o is what
  * holds afterwards. Our own decision is announced to the fleet (FleetDemand). */
 static gf_err decide(job *j, gf_err packed, uint8_t *buf, size_t len, const char *allocated_dc,
-                     Gamefn__V1__MatchOutcome **o)
+                     Gamefn__V1__MatchOutcome **o, bool *created)
 {
-    bool created = false;
     gf_err err = packed;
+    *created = false;
     if (err == GF_OK)
-        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, &created);
+        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, created);
     free(buf);
-    if (err == GF_OK && created)
+    if (err == GF_OK && *created)
         publish_demand(j, allocated_dc);
     return err;
 }
@@ -365,8 +368,9 @@ static gf_err decide_abort(job *j, Gamefn__V1__MatchAbortReason reason, const ch
     size_t len = 0;
     gf_err err = gf_outcome_abort_pack(j->am.m->match_id, reason, ticket_id, NULL,
                                        j->st->instance_id, gf_clock_unix_ms(), &buf, &len, NULL);
-    err = decide(j, err, buf, len, NULL, o);
-    if (err == GF_OK)
+    bool created = false;
+    err = decide(j, err, buf, len, NULL, o, &created);
+    if (err == GF_OK && created)
         gf_log_info("match aborted", "match=%s reason=%s ticket=%s", j->am.m->match_id,
                     gf_outcome_abort_name(reason), ticket_id ? ticket_id : "-");
     return err;
@@ -385,7 +389,8 @@ static gf_err decide_commit(job *j, const Gamefn__V1__ServerRecord *server,
         err = gf_outcome_commit_pack(j->am.m->match_id, a.v, a.n, j->st->instance_id, now, &buf,
                                      &len, NULL);
     alloc_assignments_fini(&a);
-    return decide(j, err, buf, len, server->datacenter, o);
+    bool created = false;
+    return decide(j, err, buf, len, server->datacenter, o, &created);
 }
 
 /* Applies a decided outcome: the tickets, and the server of an aborted match. */
@@ -411,33 +416,56 @@ static gf_err read_outcome(job *j, Gamefn__V1__MatchOutcome **o)
     return err == GF_ERR_NOT_FOUND ? GF_OK : err;
 }
 
+/* A ticket of the Match is not CLAIMED by it. Whoever takes a claimed ticket from its
+ * match creates matches/<m> ABORTED first (PROTOCOL.md §7), so behind a real Match the
+ * record is there: *o is it, to follow. Without one the Match disagrees with the tickets:
+ * forged, a replay, or a ticket deleted by hand. Aborting it would let anyone who may
+ * publish a Match kill a real match by naming its id with a foreign ticket, so nothing
+ * is written and the Match is refused (GF_ERR_PERMANENT); a real match that lost a
+ * ticket that way is returned by a matcher when its claims' lease ends. */
+static gf_err on_lost(job *j, const char *lost, size_t ours, Gamefn__V1__MatchOutcome **o)
+{
+    gf_err err = read_outcome(j, o);
+    if (err != GF_OK || *o)
+        return err;
+    gf_log_warn("match refused: its tickets are not claimed by it",
+                "match=%s ticket=%s claimed=%zu of=%zu decided=no", j->am.m->match_id, lost, ours,
+                j->am.n_tickets);
+    return GF_ERR_PERMANENT;
+}
+
 static gf_err allocate(job *j)
 {
     const Gamefn__V1__Match *m = j->am.m;
     Gamefn__V1__MatchOutcome *o = NULL;
     fleet_written server = {0};
+    bool replay = false;
     /* On a first delivery the match cannot be decided yet, except by someone taking a
-     * ticket away (a cancel, an expired claim): the fencing check then fails and the
-     * abort finds that decision. A redelivery reads the record first. */
+     * ticket away (a cancel, an expired claim): the fencing check then fails and finds
+     * that decision. A redelivery reads the record first. */
     gf_err err = j->msg->num_delivered > 1 ? read_outcome(j, &o) : GF_OK;
-    if (err == GF_ERR_INVALID) {
-        gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
-                     m->match_id);
-        return GF_ERR_PERMANENT;
-    }
     if (err == GF_OK && !o) {
-        const char *lost = fence(j, &err);
-        if (err == GF_OK && lost)
-            err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_TICKET_LOST,
-                               lost, &o);
-        else if (err == GF_OK && m->claim_expires_unix_ms > 0 &&
-                 gf_clock_unix_ms() >= m->claim_expires_unix_ms)
+        size_t ours = 0;
+        const char *lost = fence(j, &ours, &err);
+        if (err == GF_OK && lost) {
+            err = on_lost(j, lost, ours, &o);
+            /* A first delivery of a match committed already: a replay (a real Match is
+             * stored once, by its Msg-Id). What the record says is finished all the same. */
+            replay =
+                o && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+        } else if (err == GF_OK && m->claim_expires_unix_ms > 0 &&
+                   gf_clock_unix_ms() >= m->claim_expires_unix_ms)
             /* Picked up after its claims' lease (a backlog): a matcher may be aborting it
              * right now and matching its tickets again. Do what it would (PROTOCOL.md
              * §7: an allocator does not start a match it cannot commit within the lease)
              * instead of taking a server for it: cheap work that drains a backlog. */
             err = decide_abort(j, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED,
                                NULL, &o);
+    }
+    if (err == GF_ERR_INVALID) {
+        gf_log_error("commit record unreadable; match left to its claim lease", "match=%s",
+                     m->match_id);
+        err = GF_ERR_PERMANENT;
     }
     if (err == GF_OK && !o) {
         pause_at(j, "fenced");
@@ -470,6 +498,11 @@ static gf_err allocate(job *j)
     }
     if (err == GF_OK)
         pause_at(j, "assigned");
+    if (err == GF_OK && replay) {
+        gf_log_warn("match refused: committed already (a replay)", "match=%s delivered=1",
+                    m->match_id);
+        err = GF_ERR_PERMANENT;
+    }
     gf_outcome_free(o);
     fleet_written_fini(&server);
     forget_reads(j);

@@ -48,11 +48,13 @@ typedef struct fleet_state {
     natsSubscription *demand_sub;
 
     pthread_mutex_t lock;
-    warm_history *demand;  /* per configured datacenter, under lock */
-    int64_t last_scale_ms; /* monotonic, under lock */
-    char **committed;      /* "<key> <match_id>" known COMMITTED, sorted, under lock */
+    warm_history *demand; /* per configured datacenter, under lock */
+    char **committed;     /* "<key> <match_id>" known COMMITTED, sorted, under lock */
     size_t n_committed;
 } fleet_state;
+
+/* Period of the tick gamefn.v1.tick.fleet (the sweep and the scale requests). */
+enum { FLEET_TICK_MS = 1000 };
 
 /* The keys to hand out at `now` (retired ones left out), current first: fills ptrs. */
 size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__JoinKey **ptrs);

@@ -7,8 +7,9 @@
  *   2. abandoned allocations — ALLOCATED longer than allocation_grace with no commit
  *      record (the allocator died between taking the server and committing, and the
  *      match was never redelivered) — are aborted and the server freed;
- *   3. every scale_interval, per datacenter, the warm pool (warm.h) is published as a
- *      FleetScaleRequest on gamefn.v1.fleet.scale.<datacenter>.
+ *   3. every scale_interval (in whole ticks, by the tick's sequence number, so replicas
+ *      taking turns do not each publish), per datacenter, the warm pool (warm.h) is
+ *      published as a FleetScaleRequest on gamefn.v1.fleet.scale.<datacenter>.
  *
  * Design notes: the scan copies what it needs out of the mirror under its lock and
  * acts afterwards, each write a CAS on the revision the mirror showed, so a server
@@ -246,7 +247,6 @@ out:
 gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
 {
     fleet_state *st = gf_fn_state(fn);
-    (void)tick;
     if (!fleet_mirror_ready(st->mirror))
         return GF_OK; /* acting on a half-read fleet could remove live servers */
     scan s = {.now = gf_clock_unix_ms(), .grace_ms = st->cfg->allocation_grace_ms};
@@ -270,12 +270,13 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
     if (s.nomem)
         return GF_ERR_NOMEM;
 
-    int64_t mono = gf_clock_mono_ms();
-    pthread_mutex_lock(&st->lock);
-    bool due = mono - st->last_scale_ms >= st->cfg->scale_interval_ms;
-    if (due)
-        st->last_scale_ms = mono;
-    pthread_mutex_unlock(&st->lock);
+    /* Due by the tick's sequence number, not by this instance's clock: the ticks of one
+     * tenure are spread over every replica (queue group), so "last published here" let
+     * each replica publish on its own schedule (two replicas, twice the requests). One
+     * request per scale_interval (in whole ticks) whoever takes the tick; a new leader's
+     * first tick publishes at once. */
+    int64_t every = (st->cfg->scale_interval_ms + FLEET_TICK_MS / 2) / FLEET_TICK_MS;
+    bool due = every <= 1 || tick->seq <= 1 || (tick->seq - 1) % every == 0;
     for (size_t i = 0; due && i < st->cfg->datacenters_len; i++)
         publish_scale(st, i, s.now);
     return GF_OK;

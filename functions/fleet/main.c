@@ -109,7 +109,6 @@ static gf_err fleet_init(gf_fn *fn)
     int64_t now = gf_clock_unix_ms();
     for (size_t i = 0; err == GF_OK && i < st->cfg->datacenters_len; i++)
         warm_history_init(&st->demand[i], st->cfg->forecast_window_ms, now);
-    st->last_scale_ms = gf_clock_mono_ms() - st->cfg->scale_interval_ms;
     if (err == GF_OK)
         err = fleet_mirror_start(st->nc, st->js, "fleet", 5 * 60 * 1000, &st->mirror);
     if (err == GF_OK)
@@ -149,7 +148,7 @@ static const gf_endpoint endpoints[] = {
      .kind = GF_ENDPOINT_TICK,
      .tick = {.subject = GF_WIRE_SUBJ_TICK_FLEET,
               .queue_group = GF_WIRE_QUEUE_FLEET,
-              .period_ms = 1000,
+              .period_ms = FLEET_TICK_MS,
               .lease_bucket = "leases",
               .on_tick = fleet_on_tick}},
 };

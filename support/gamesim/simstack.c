@@ -52,7 +52,7 @@ static const char config_template[] =
     "  fleet:\n"
     "    heartbeat_interval: %s\n"
     "    heartbeat_timeout: %lldms\n"
-    "    scale_interval: 200ms\n"
+    "    scale_interval: %s\n"
     "    datacenters: [%s]\n"
     "    join_keys:\n"
     "      - {key_id: test, public_key: \"%s/test.pub\"}\n"
@@ -89,7 +89,7 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
             o->log_level ? o->log_level : "info", o->max_in_flight > 0 ? o->max_in_flight : 8,
             o->max_in_flight > 0 ? o->max_in_flight : 8, o->fetch_expiry ? o->fetch_expiry : "1s",
             o->backoff ? o->backoff : "[2s, 2s, 5s]", o->heartbeat ? o->heartbeat : "500ms",
-            (long long)(3 * interval_ms),
+            (long long)(3 * interval_ms), o->scale_interval ? o->scale_interval : "200ms",
             o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
             o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
             o->allocator_extra ? o->allocator_extra : "",

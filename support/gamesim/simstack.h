@@ -29,6 +29,7 @@ typedef struct gf_simstack_opts {
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (0: 8) */
     const char *fetch_expiry;    /* runtime.fetch_expiry (NULL: "1s"; at least 500ms) */
     const char *flush;           /* nats.flush (NULL: "immediate") */
+    const char *scale_interval;  /* functions.fleet.scale_interval (NULL: "200ms") */
 } gf_simstack_opts;
 
 /* Writes <dir>/test.key, <dir>/test.pub (pk, 32 bytes, may be NULL) and the config at

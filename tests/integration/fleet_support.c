@@ -15,6 +15,7 @@
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/players.h"
 #include "gamefn/wire_error.h"
+#include "gamesim.h"
 #include "simstack.h"
 
 const char fleet_duel_functions[] = "  intake:\n"
@@ -48,6 +49,7 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .deadline = o->deadline,
         .max_in_flight = o->max_in_flight,
         .fetch_expiry = o->fetch_expiry,
+        .scale_interval = o->scale_interval,
     };
     assert_int_equal(gf_simstack_write(&so, e->fn.config_path, e->pk), 0);
     /* Every asset, as `gamefn provision` makes them. */
@@ -129,10 +131,15 @@ int fleet_call(fleet_env *e, const char *subject, const ProtobufCMessage *req,
 
 void fleet_register(fleet_env *e, const char *dc, const char *id)
 {
+    fleet_register_at(e, dc, id, "127.0.0.1");
+}
+
+void fleet_register_at(fleet_env *e, const char *dc, const char *id, const char *address)
+{
     Gamefn__V1__RegisterServerRequest r = GAMEFN__V1__REGISTER_SERVER_REQUEST__INIT;
     r.server_id = (char *)(uintptr_t)id;
     r.datacenter = (char *)(uintptr_t)dc;
-    r.address = "127.0.0.1";
+    r.address = (char *)(uintptr_t)address;
     r.port = 7777;
     r.capacity = 10;
     ProtobufCMessage *out = NULL;
@@ -176,13 +183,15 @@ size_t fleet_count(fleet_env *e)
     return n;
 }
 
-void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
-                        int64_t queued_ms)
+/* Creates the ticket `r` (now_ms set here) and its player's record. */
+static void put_ticket(fleet_env *e, gf_simstack_rec *r)
 {
     char player[80];
     uint8_t buf[4096];
     int64_t now = gf_clock_unix_ms();
-    size_t len = gf_simstack_ticket(ticket_id, match_id, queued_ms, now, buf);
+    const char *ticket_id = r->ticket_id;
+    r->now_ms = now;
+    size_t len = gf_simstack_record(r, buf);
     assert_int_equal(gf_kv_create(e->tickets, ticket_id, buf, len, NULL), GF_OK);
     uint8_t *pb = NULL;
     size_t plen = 0;
@@ -190,6 +199,26 @@ void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_i
     assert_int_equal(gf_players_pack(player, ticket_id, now, &pb, &plen), GF_OK);
     assert_int_equal(gf_kv_create(e->players, player, pb, plen, NULL), GF_OK);
     free(pb);
+}
+
+void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
+                        int64_t queued_ms)
+{
+    gf_simstack_rec r = {.ticket_id = ticket_id,
+                         .rating = 1500,
+                         .state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED,
+                         .match_id = match_id,
+                         .queued_ms = queued_ms};
+    put_ticket(e, &r);
+}
+
+void fleet_queue_ticket(fleet_env *e, const char *ticket_id, int64_t queued_ms)
+{
+    gf_simstack_rec r = {.ticket_id = ticket_id,
+                         .rating = 1500,
+                         .state = GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED,
+                         .queued_ms = queued_ms};
+    put_ticket(e, &r);
 }
 
 void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
@@ -201,12 +230,19 @@ void fleet_publish_match(fleet_env *e, const char *match_id, char *const *ticket
 void fleet_publish_match_at(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
                             const char *datacenters, int64_t created_ms)
 {
+    fleet_publish_match_as(e, match_id, match_id, tickets, n, datacenters, created_ms);
+}
+
+void fleet_publish_match_as(fleet_env *e, const char *match_id, const char *msg_id,
+                            char *const *tickets, size_t n, const char *datacenters,
+                            int64_t created_ms)
+{
     uint8_t buf[8192];
     assert_true(n <= 16);
     size_t len = gf_simstack_match(match_id, tickets, n, datacenters, created_ms, buf);
     jsPubOptions po;
     jsPubOptions_Init(&po);
-    po.MsgId = match_id;
+    po.MsgId = msg_id;
     assert_int_equal(
         js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len, &po, NULL),
         NATS_OK);
@@ -261,19 +297,83 @@ bool fleet_player_exists(fleet_env *e, const char *player_id)
     return found;
 }
 
+size_t fleet_log_count(const gf_proc *p, const char *text)
+{
+    FILE *f = fopen(p->log_path, "r");
+    char line[1024];
+    size_t n = 0;
+    while (f && fgets(line, sizeof line, f))
+        n += strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms)
 {
     for (int waited = 0; waited <= timeout_ms; waited += 50) {
-        FILE *f = fopen(p->log_path, "r");
-        char line[1024];
-        bool found = false;
-        while (f && !found && fgets(line, sizeof line, f))
-            found = strstr(line, text) != NULL;
-        if (f)
-            fclose(f);
-        if (found)
+        if (fleet_log_count(p, text) > 0)
             return true;
         gf_clock_sleep_ms(50);
     }
     return false;
+}
+
+void fleet_wait_matches_drained(fleet_env *e, int timeout_ms)
+{
+    for (int waited = 0;; waited += 100) {
+        jsStreamInfo *si = NULL;
+        assert_int_equal(js_GetStreamInfo(&si, e->fn.js, "MATCHES", NULL, NULL), NATS_OK);
+        uint64_t msgs = si->State.Msgs;
+        jsStreamInfo_Destroy(si);
+        if (msgs == 0)
+            return;
+        if (waited >= timeout_ms)
+            fail_msg("MATCHES still holds %llu messages after %d ms", (unsigned long long)msgs,
+                     timeout_ms);
+        gf_clock_sleep_ms(100);
+    }
+}
+
+uint64_t fleet_ticket_revision(fleet_env *e, const char *ticket_id)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->tickets, ticket_id, &en) != GF_OK)
+        return 0;
+    uint64_t rev = kvEntry_Revision(en);
+    kvEntry_Destroy(en);
+    return rev;
+}
+
+gf_gamesim *fleet_sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms)
+{
+    gf_gamesim_dc dcs[] = {{.name = dc, .initial = n, .max = n}};
+    gf_gamesim_opts o = {.dcs = dcs, .n_dcs = 1, .play_ms = play_ms};
+    gf_gamesim *sim = NULL;
+    assert_int_equal(gf_gamesim_start(e->fn.nc, &o, &sim), GF_OK);
+    /* Registered once the fleet holds them. */
+    for (int waited = 0; fleet_count(e) < (size_t)n; waited += 50) {
+        assert_true(waited < 10000);
+        gf_clock_sleep_ms(50);
+    }
+    return sim;
+}
+
+void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])
+{
+    static const char *const names[FLEET_SERVICE_N] = {"fleet", "allocator", "intake", "ticker",
+                                                       "matcher"};
+    for (size_t i = 0; i < FLEET_SERVICE_N; i++) {
+        char bin[128], instance[32];
+        snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
+        snprintf(instance, sizeof instance, "%c1", names[i][0]);
+        memset(&p[i], 0, sizeof p[i]);
+        fleet_env_spawn(e, &p[i], bin, names[i], instance, NULL);
+    }
+}
+
+void fleet_service_stop(gf_proc p[FLEET_SERVICE_N])
+{
+    for (size_t i = FLEET_SERVICE_N; i-- > 0;)
+        assert_true(gf_fnenv_stop(&p[i], 15000));
 }

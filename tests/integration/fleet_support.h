@@ -20,6 +20,7 @@
 #include "gamefn/v1/fleet.pb-c.h"
 #include "gamefn/v1/match.pb-c.h"
 #include "gamefn/v1/ticket.pb-c.h"
+#include "gamesim.h"
 
 #define FLEET_BIN     "functions/fleet/gamefn-fleet"
 #define ALLOCATOR_BIN "functions/allocator/gamefn-allocator"
@@ -35,6 +36,7 @@ typedef struct fleet_env_opts {
     const char *deadline;        /* functions.allocator.deadline */
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
     const char *fetch_expiry;    /* runtime.fetch_expiry (default 1s) */
+    const char *scale_interval;  /* functions.fleet.scale_interval (default 200ms) */
 } fleet_env_opts;
 
 typedef struct fleet_env {
@@ -48,11 +50,23 @@ typedef struct fleet_env {
 extern const char fleet_duel_functions[];
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
+
+/* The whole service on an env started with fleet_duel_functions: p[] = fleet, allocator,
+ * intake, ticker, matcher (instances f1, a1, i1, t1, m1), each answering $SRV.PING.
+ * fleet_service_stop() stops them in reverse order; each must exit 0. */
+enum { FLEET_SERVICE_N = 5 };
+void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N]);
+void fleet_service_stop(gf_proc p[FLEET_SERVICE_N]);
 void fleet_env_free(fleet_env *e);
 
 /* Spawns a function and waits until it answers $SRV.PING. extra_env may be NULL. */
 void fleet_env_spawn(fleet_env *e, gf_proc *p, const char *bin, const char *name,
                      const char *instance, char *const extra_env[]);
+
+/* Starts `n` simulated servers sim-<dc>-<i> in `dc` (no adapter growth), each game
+ * played play_ms (-1: forever), and waits until the fleet holds them all. Stop it with
+ * gf_gamesim_stop(). */
+gf_gamesim *fleet_sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms);
 
 /* A fleet request: packs `req`, returns the reply's gf_err (typed errors decoded with
  * gf_wire_reply_check); *code gets the wire code (may be NULL); *out (may be NULL) the
@@ -66,6 +80,8 @@ int fleet_call_raw(fleet_env *e, const char *subject, const void *data, size_t l
 
 /* Registers server `id` in `dc` with capacity 10; asserts success. */
 void fleet_register(fleet_env *e, const char *dc, const char *id);
+/* The same with another address (a register again updates it). */
+void fleet_register_at(fleet_env *e, const char *dc, const char *id, const char *address);
 int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *finished);
 
 /* The record of <dc>.<id>, or NULL when absent. */
@@ -76,6 +92,8 @@ size_t fleet_count(fleet_env *e); /* live keys in the fleet bucket */
  * `match_id`, queued at queued_ms, with its players record. */
 void fleet_claim_ticket(fleet_env *e, const char *ticket_id, const char *match_id,
                         int64_t queued_ms);
+/* A QUEUED ticket (the same player and pings), with its players record. */
+void fleet_queue_ticket(fleet_env *e, const char *ticket_id, int64_t queued_ms);
 /* Publishes a 1v1-style Match of `n` tickets, one per team, formed now, with the
  * datacenters listed (comma-separated, best first). */
 void fleet_publish_match(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
@@ -83,6 +101,10 @@ void fleet_publish_match(fleet_env *e, const char *match_id, char *const *ticket
 /* The same, formed at created_ms (its claims' lease ends 60 s later). */
 void fleet_publish_match_at(fleet_env *e, const char *match_id, char *const *tickets, size_t n,
                             const char *datacenters, int64_t created_ms);
+/* The same with its own Nats-Msg-Id (a replay past JetStream's duplicate window). */
+void fleet_publish_match_as(fleet_env *e, const char *match_id, const char *msg_id,
+                            char *const *tickets, size_t n, const char *datacenters,
+                            int64_t created_ms);
 
 Gamefn__V1__TicketRecord *fleet_ticket(fleet_env *e, const char *ticket_id);
 /* Waits until the ticket is in `state` (timeout_ms); returns it (caller frees) or fails. */
@@ -92,7 +114,14 @@ Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id,
 int fleet_outcome_state(fleet_env *e, const char *match_id);
 bool fleet_player_exists(fleet_env *e, const char *player_id);
 
+/* Waits until the MATCHES work queue is empty: every Match acked or terminated. */
+void fleet_wait_matches_drained(fleet_env *e, int timeout_ms);
+/* The ticket's KV revision, 0 when absent. */
+uint64_t fleet_ticket_revision(fleet_env *e, const char *ticket_id);
+
 /* Polls until `text` appears in the process's log (timeout_ms). */
 bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms);
+/* The lines of the process's log that hold `text`. */
+size_t fleet_log_count(const gf_proc *p, const char *text);
 
 #endif

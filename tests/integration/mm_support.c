@@ -75,6 +75,18 @@ mm_ticket mm_solo(const char *key, const char *player)
                        .pings = "eu-west:20"};
 }
 
+void mm_create_new(gf_fnenv *env, const mm_ticket *t, char *id, size_t size)
+{
+    Gamefn__V1__CreateTicketReply *r = NULL;
+    char field[160] = "";
+    int code = mm_create(env, t, &r, field, sizeof field);
+    if (code != 0)
+        fail_msg("create %s: error code %d, field %s", t->key, code, field);
+    assert_false(r->replayed);
+    snprintf(id, size, "%s", r->ticket_id);
+    gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
+}
+
 int mm_env_start(gf_fnenv *env, const char *matcher_opts)
 {
     const mm_env_opts o = {.matcher = matcher_opts};

@@ -62,6 +62,9 @@ int mm_create(gf_fnenv *env, const mm_ticket *t, Gamefn__V1__CreateTicketReply *
 /* A request for `player` alone in queue duel (rating 1500, eu-west 20 ms). */
 mm_ticket mm_solo(const char *key, const char *player);
 
+/* mm_create that must succeed with a new ticket (else the test fails); its id into id. */
+void mm_create_new(gf_fnenv *env, const mm_ticket *t, char *id, size_t size);
+
 /* mm_create waiting timeout_ms for the reply, with the whole error (code, field,
  * retry_after_ms) in *e; returns e->code, -1 when no reply arrived. */
 int mm_create_err(gf_fnenv *env, const mm_ticket *t, int timeout_ms,
@@ -129,5 +132,7 @@ void mm_audit_print(const mm_audit *a);
  * changed terminal states, rewritten commit records, undecodable records). grace_ms: 0
  * = the checker's 5 s (how long past its deadline a ticket may still be live). */
 void mm_check_clean(gf_fnenv *env, int64_t grace_ms);
+/* The same, with exactly `bad_records` undecodable records expected (written on purpose). */
+void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records);
 
 #endif

@@ -41,20 +41,6 @@
 #define COMMITTED 1
 #define ABORTED   2
 
-static gf_gamesim *sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms)
-{
-    gf_gamesim_dc dcs[] = {{.name = dc, .initial = n, .max = n}};
-    gf_gamesim_opts o = {.dcs = dcs, .n_dcs = 1, .play_ms = play_ms};
-    gf_gamesim *sim = NULL;
-    assert_int_equal(gf_gamesim_start(e->fn.nc, &o, &sim), GF_OK);
-    /* Registered once the fleet holds them. */
-    for (int waited = 0; fleet_count(e) < (size_t)n; waited += 50) {
-        assert_true(waited < 10000);
-        gf_clock_sleep_ms(50);
-    }
-    return sim;
-}
-
 /* The fleet function and one allocator on a fresh server. */
 static void stack_up(fleet_env *e, gf_proc *fleet, gf_proc *alloc)
 {
@@ -92,7 +78,7 @@ static void assigned_end_to_end(void **state)
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
     stack_up(&e, &fleet, &alloc);
-    gf_gamesim *sim = sim_start(&e, "eu", 1, 500);
+    gf_gamesim *sim = fleet_sim_start(&e, "eu", 1, 500);
 
     int64_t queued = gf_clock_unix_ms() - 30000;
     fleet_claim_ticket(&e, "t-a", "m-1", queued);
@@ -179,7 +165,7 @@ static void datacenter_fallback_and_no_server(void **state)
     gf_proc fleet = {0}, alloc = {0};
     stack_up(&e, &fleet, &alloc);
     /* Only us has a server; the match prefers eu. */
-    gf_gamesim *sim = sim_start(&e, "us", 1, -1);
+    gf_gamesim *sim = fleet_sim_start(&e, "us", 1, -1);
     int64_t queued = gf_clock_unix_ms() - 5000;
     fleet_claim_ticket(&e, "t-1", "m-fb", queued);
     fleet_claim_ticket(&e, "t-2", "m-fb", queued);
@@ -261,7 +247,7 @@ static void stale_server_never_allocated_and_dead_server_released(void **state)
         gf_clock_sleep_ms(50);
     }
     assert_null(r);
-    gf_gamesim *sim = sim_start(&e, "eu", 1, -1);
+    gf_gamesim *sim = fleet_sim_start(&e, "eu", 1, -1);
     fleet_claim_ticket(&e, "t-d1", "m-dies", gf_clock_unix_ms());
     char *td[] = {"t-d1"};
     fleet_publish_match(&e, "m-dies", td, 1, "eu");
@@ -293,7 +279,7 @@ static void sigkill_at_every_step(void **state)
     gf_proc fleet = {0};
     fleet_env_start(&e, NULL);
     fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    gf_gamesim *sim = sim_start(&e, "eu", 2, -1);
+    gf_gamesim *sim = fleet_sim_start(&e, "eu", 2, -1);
     for (size_t s = 0; s < sizeof steps / sizeof steps[0]; s++) {
         char match[32], ta[32], tb[32], env_pause[64], inst[32];
         snprintf(match, sizeof match, "m-kill-%zu", s);
@@ -442,7 +428,7 @@ static void allocation_after_nats_restart(void **state)
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
     stack_up(&e, &fleet, &alloc);
-    gf_gamesim *sim = sim_start(&e, "eu", 1, 200);
+    gf_gamesim *sim = fleet_sim_start(&e, "eu", 1, 200);
     assert_int_equal(gf_natsd_restart(e.fn.natsd), 0);
     assert_true(fleet_log_has(&alloc, "reconnected: re-reading the bucket", 15000));
     /* The test's own KV handles reconnect by themselves (plain requests). */
@@ -469,7 +455,7 @@ static void malformed_matches_are_terminated(void **state)
     fleet_env e;
     gf_proc fleet = {0}, alloc = {0};
     stack_up(&e, &fleet, &alloc);
-    gf_gamesim *sim = sim_start(&e, "eu", 1, -1);
+    gf_gamesim *sim = fleet_sim_start(&e, "eu", 1, -1);
     jsPubOptions po;
     jsPubOptions_Init(&po);
     assert_int_equal(
@@ -482,16 +468,7 @@ static void malformed_matches_are_terminated(void **state)
     char *ok[] = {"t-ok"};
     fleet_publish_match(&e, "m-bad", ok, 1, "");
     /* All three are terminated: the work queue empties and nothing was written. */
-    for (int waited = 0;; waited += 100) {
-        jsStreamInfo *si = NULL;
-        assert_int_equal(js_GetStreamInfo(&si, e.fn.js, "MATCHES", NULL, NULL), NATS_OK);
-        uint64_t msgs = si->State.Msgs;
-        jsStreamInfo_Destroy(si);
-        if (msgs == 0)
-            break;
-        assert_true(waited < 10000);
-        gf_clock_sleep_ms(100);
-    }
+    fleet_wait_matches_drained(&e, 10000);
     assert_true(fleet_log_has(&alloc, "match refused", 1000));
     Gamefn__V1__TicketRecord *t = fleet_ticket(&e, "t-ok");
     assert_int_equal(t->state, GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED);

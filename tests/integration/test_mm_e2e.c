@@ -22,20 +22,12 @@
 
 #define ASSIGNED GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 
-/* Creates a ticket for `player` under `key`; returns its id (static buffer per call). */
+/* Creates a ticket for `player` under `key` (duel, eu 20 ms); its id into id. */
 static void create(fleet_env *e, const char *key, const char *player, char *id, size_t size)
 {
-    mm_ticket t = {.key = key,
-                   .queue = "duel",
-                   .players = {player},
-                   .nplayers = 1,
-                   .rating = 1500,
-                   .pings = "eu:20,us:90"};
-    Gamefn__V1__CreateTicketReply *r = NULL;
-    assert_int_equal(mm_create(&e->fn, &t, &r, NULL, 0), 0);
-    assert_false(r->replayed);
-    snprintf(id, size, "%s", r->ticket_id);
-    gamefn__v1__create_ticket_reply__free_unpacked(r, NULL);
+    mm_ticket t = mm_solo(key, player);
+    t.pings = "eu:20,us:90";
+    mm_create_new(&e->fn, &t, id, size);
 }
 
 static void wait_assigned(fleet_env *e, const char *id)
@@ -51,14 +43,10 @@ static void tickets_to_game_and_back(void **state)
 {
     (void)state;
     fleet_env e;
-    gf_proc fleet = {0}, alloc = {0}, intake = {0}, ticker = {0}, matcher = {0};
+    gf_proc procs[FLEET_SERVICE_N];
     fleet_env_opts o = {.functions_extra = fleet_duel_functions};
     fleet_env_start(&e, &o);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &alloc, ALLOCATOR_BIN, "allocator", "a1", NULL);
-    assert_true(mm_spawn(&e.fn, &intake, "intake", "i1"));
-    assert_true(mm_spawn(&e.fn, &ticker, "ticker", "t1"));
-    assert_true(mm_spawn(&e.fn, &matcher, "matcher", "m1"));
+    fleet_service_spawn(&e, procs);
     gf_gamesim_dc dcs[] = {{.name = "eu", .initial = 1, .max = 1}};
     gf_gamesim_opts so = {.dcs = dcs, .n_dcs = 1, .play_ms = 300};
     gf_gamesim *sim = NULL;
@@ -104,11 +92,7 @@ static void tickets_to_game_and_back(void **state)
     assert_int_equal(st.tokens_ok, 4);
 
     gf_gamesim_stop(sim);
-    assert_true(gf_fnenv_stop(&matcher, 15000));
-    assert_true(gf_fnenv_stop(&ticker, 15000));
-    assert_true(gf_fnenv_stop(&intake, 15000));
-    assert_true(gf_fnenv_stop(&alloc, 15000));
-    assert_true(gf_fnenv_stop(&fleet, 15000));
+    fleet_service_stop(procs);
     fleet_env_free(&e);
 }
 
