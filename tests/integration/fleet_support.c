@@ -3,6 +3,7 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,14 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
     if (!o)
         o = &none;
     memset(e, 0, sizeof *e);
-    assert_int_equal(gf_fnenv_start(&e->fn, NULL), 0);
+    gf_fnenv_opts fo = {0};
+    if (o->shipped_users) {
+        fo.server_config = gf_fnenv_shipped_accounts();
+        fo.client_user = "admin";
+        fo.client_password = "pw-ADMIN";
+    }
+    assert_int_equal(gf_fnenv_start_opts(&e->fn, &fo), 0);
+    e->shipped_users = o->shipped_users;
     gf_simstack_opts so = {
         .url = gf_natsd_url(e->fn.natsd),
         .dir = e->fn.dir,
@@ -56,7 +64,13 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
     char build[512], log[400];
     gf_fnenv_binary("", build, sizeof build);
     snprintf(log, sizeof log, "%s/provision.log", e->fn.dir);
+    if (o->shipped_users) { /* as the operator; the functions get their own users */
+        setenv("GAMEFN_NATS_USER", "admin", 1);
+        setenv("GAMEFN_NATS_PASSWORD", "pw-ADMIN", 1);
+    }
     assert_int_equal(gf_simstack_provision(build, e->fn.config_path, log), 0);
+    unsetenv("GAMEFN_NATS_USER");
+    unsetenv("GAMEFN_NATS_PASSWORD");
     assert_int_equal(gf_kv_open(e->fn.js, "tickets", &e->tickets), GF_OK);
     assert_int_equal(gf_kv_open(e->fn.js, "fleet", &e->fleet), GF_OK);
     assert_int_equal(gf_kv_open(e->fn.js, "players", &e->players), GF_OK);
@@ -299,14 +313,8 @@ bool fleet_player_exists(fleet_env *e, const char *player_id)
 
 size_t fleet_log_count(const gf_proc *p, const char *text)
 {
-    FILE *f = fopen(p->log_path, "r");
-    char line[1024];
-    size_t n = 0;
-    while (f && fgets(line, sizeof line, f))
-        n += strstr(line, text) != NULL;
-    if (f)
-        fclose(f);
-    return n;
+    int n = gf_fnenv_log_count(p, text);
+    return n > 0 ? (size_t)n : 0;
 }
 
 bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms)
@@ -364,11 +372,18 @@ void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])
     static const char *const names[FLEET_SERVICE_N] = {"fleet", "allocator", "intake", "ticker",
                                                        "matcher"};
     for (size_t i = 0; i < FLEET_SERVICE_N; i++) {
-        char bin[128], instance[32];
+        char bin[128], instance[32], user[64], password[64];
         snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
         snprintf(instance, sizeof instance, "%c1", names[i][0]);
+        /* The shipped users: "intake" with password "pw-INTAKE" (gf_fnenv_shipped_accounts). */
+        snprintf(user, sizeof user, "GAMEFN_NATS_USER=%s", names[i]);
+        size_t n = (size_t)snprintf(password, sizeof password, "GAMEFN_NATS_PASSWORD=pw-");
+        for (const char *c = names[i]; *c && n + 1 < sizeof password; c++)
+            password[n++] = (char)toupper((unsigned char)*c);
+        password[n] = '\0';
+        char *as_user[] = {user, password, NULL};
         memset(&p[i], 0, sizeof p[i]);
-        fleet_env_spawn(e, &p[i], bin, names[i], instance, NULL);
+        fleet_env_spawn(e, &p[i], bin, names[i], instance, e->shipped_users ? as_user : NULL);
     }
 }
 

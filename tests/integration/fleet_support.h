@@ -37,10 +37,14 @@ typedef struct fleet_env_opts {
     int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
     const char *fetch_expiry;    /* runtime.fetch_expiry (default 1s) */
     const char *scale_interval;  /* functions.fleet.scale_interval (default 200ms) */
+    bool shipped_users;          /* the server runs deploy/nats/accounts.conf: the test's client and
+                                    `gamefn provision` connect as admin, fleet_service_spawn runs
+                                    each function as its own user */
 } fleet_env_opts;
 
 typedef struct fleet_env {
     gf_fnenv fn;
+    bool shipped_users;
     kvStore *tickets, *fleet, *players, *matches;
     uint8_t pk[32]; /* the join key's public half */
 } fleet_env;

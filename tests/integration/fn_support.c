@@ -97,6 +97,8 @@ static int setup(gf_fnenv *env, const char *urls, int replicas, const gf_fnenv_o
     natsOptions_SetSendAsap(o, true);
     natsOptions_SetMaxReconnect(o, -1);
     natsOptions_SetReconnectWait(o, 100);
+    if (opts->client_user)
+        natsOptions_SetUserInfo(o, opts->client_user, opts->client_password);
     natsStatus s = natsConnection_Connect(&env->nc, o);
     natsOptions_Destroy(o);
     if (s == NATS_OK) {
@@ -128,6 +130,59 @@ int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o)
     if (gf_natsd_start(&server, &env->natsd) != 0)
         return -1;
     return setup(env, gf_natsd_url(env->natsd), 1, o);
+}
+
+const char *gf_fnenv_shipped_accounts(void)
+{
+    static char text[65536];
+    char path[512];
+    const char *src = getenv("GAMEFN_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/deploy/nats/accounts.conf", src && src[0] ? src : ".");
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    static const char var[] = "$GAMEFN_", suffix[] = "_PASSWORD";
+    for (const char *p = strstr(text, var); p; p = strstr(p + 1, var)) {
+        const char *user = p + sizeof var - 1, *end = user;
+        while ((*end >= 'A' && *end <= 'Z') || (*end >= '0' && *end <= '9') || *end == '_')
+            end++;
+        size_t len = (size_t)(end - user);
+        if (len <= sizeof suffix - 1 ||
+            strncmp(end - (sizeof suffix - 1), suffix, sizeof suffix - 1))
+            continue;
+        char name[96], value[96];
+        size_t ulen = len - (sizeof suffix - 1);
+        snprintf(name, sizeof name, "GAMEFN_%.*s", (int)len, user);
+        snprintf(value, sizeof value, "pw-%.*s", (int)ulen, user);
+        setenv(name, value, 1);
+    }
+    return text;
+}
+
+static int lines_with(const char *path, const char *needle);
+
+natsConnection *gf_fnenv_connect_as(gf_fnenv *env, const char *user, const char *password,
+                                    const char *inbox_prefix)
+{
+    natsOptions *o = NULL;
+    natsConnection *nc = NULL;
+    if (natsOptions_Create(&o) != NATS_OK)
+        return NULL;
+    natsOptions_SetURL(o, gf_natsd_url(env->natsd));
+    natsOptions_SetUserInfo(o, user, password);
+    natsOptions_SetSendAsap(o, true);
+    if (natsOptions_SetCustomInboxPrefix(o, inbox_prefix) != NATS_OK ||
+        natsConnection_Connect(&nc, o) != NATS_OK)
+        nc = NULL;
+    natsOptions_Destroy(o);
+    return nc;
+}
+
+int gf_fnenv_server_log_count(gf_fnenv *env, const char *needle)
+{
+    return lines_with(gf_natsd_log_path(env->natsd), needle);
 }
 
 int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml)
@@ -358,17 +413,23 @@ bool gf_fnenv_eventually(bool (*pred)(gf_fnenv *env, void *arg), gf_fnenv *env, 
     }
 }
 
-int gf_fnenv_log_count(const gf_proc *p, const char *needle)
+/* Lines of the file at `path` containing `needle`; -1 if it cannot be read. */
+static int lines_with(const char *path, const char *needle)
 {
-    char line[2048];
+    char line[4096];
     int n = 0;
-    FILE *f = fopen(p->log_path, "r");
+    FILE *f = fopen(path, "r");
     if (!f)
         return -1;
     while (fgets(line, sizeof line, f))
         n += strstr(line, needle) != NULL;
     fclose(f);
     return n;
+}
+
+int gf_fnenv_log_count(const gf_proc *p, const char *needle)
+{
+    return lines_with(p->log_path, needle);
 }
 
 bool gf_fnenv_wait_log(const gf_proc *p, const char *needle, int timeout_ms)

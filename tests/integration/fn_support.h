@@ -37,19 +37,34 @@ int gf_fnenv_start(gf_fnenv *env, const char *functions_yaml);
 /* Everything a test may change in the servers and the config; NULL, 0 and false keep the
  * default. */
 typedef struct gf_fnenv_opts {
-    int nodes;                 /* 0 or 1: a single server; 3 or 5: a cluster */
-    const char *server_config; /* appended to every server's config (mappings, accounts) */
-    bool no_jetstream;         /* servers without JetStream */
-    const char *nats;          /* more entries of the nats section, indented by two spaces */
-    const char *runtime;       /* the runtime section's body, keys indented by two spaces, in
-                                  place of the defaults (drain_timeout 5s, fetch_batch 8, ...) */
-    const char *worker;        /* settings of consumer TEST_JOBS/worker, indented by six */
-    const char *streams;       /* more entries of jetstream.streams ("    - name: ...") */
-    const char *consumers;     /* more entries of jetstream.consumers */
-    const char *buckets;       /* more entries of jetstream.buckets */
-    const char *functions;     /* the functions section's body */
-    bool no_client;            /* do not connect the test's own client */
+    int nodes;                   /* 0 or 1: a single server; 3 or 5: a cluster */
+    const char *server_config;   /* appended to every server's config (mappings, accounts) */
+    bool no_jetstream;           /* servers without JetStream */
+    const char *nats;            /* more entries of the nats section, indented by two spaces */
+    const char *runtime;         /* the runtime section's body, keys indented by two spaces, in
+                                    place of the defaults (drain_timeout 5s, fetch_batch 8, ...) */
+    const char *worker;          /* settings of consumer TEST_JOBS/worker, indented by six */
+    const char *streams;         /* more entries of jetstream.streams ("    - name: ...") */
+    const char *consumers;       /* more entries of jetstream.consumers */
+    const char *buckets;         /* more entries of jetstream.buckets */
+    const char *functions;       /* the functions section's body */
+    bool no_client;              /* do not connect the test's own client */
+    const char *client_user;     /* the test's client connects as this user (with */
+    const char *client_password; /* this password); NULL: without credentials */
 } gf_fnenv_opts;
+
+/* The text of the shipped deploy/nats/accounts.conf (a static buffer, the same on every
+ * call), with every password variable it reads ($GAMEFN_<USER>_PASSWORD) set in this
+ * process's environment to "pw-<USER>", for the nats-server started next to read. */
+const char *gf_fnenv_shipped_accounts(void);
+
+/* A connection to env's (single) server as `user`, replies under inbox_prefix (the
+ * shipped users' own: "_INBOX.gw" for the gateway, "_INBOX.gs" for game servers). */
+natsConnection *gf_fnenv_connect_as(gf_fnenv *env, const char *user, const char *password,
+                                    const char *inbox_prefix);
+
+/* How many lines of env's (single) server's log contain `needle` (e.g. "Violation"). */
+int gf_fnenv_server_log_count(gf_fnenv *env, const char *needle);
 
 /* The same with options: a bucket `leases` exists too (for partitioned groups). */
 int gf_fnenv_start_opts(gf_fnenv *env, const gf_fnenv_opts *o);

@@ -53,8 +53,7 @@ static void lying_servers(void **state)
     fleet_claim_ticket(&e, "t-b1", "m-b", gf_clock_unix_ms());
     char *tickets[] = {"t-b1"};
     fleet_publish_match(&e, "m-b", tickets, 1, "eu");
-    gamefn__v1__ticket_record__free_unpacked(fleet_wait_ticket(&e, "t-b1", ASSIGNED, 10000),
-                                             NULL);
+    gamefn__v1__ticket_record__free_unpacked(fleet_wait_ticket(&e, "t-b1", ASSIGNED, 10000), NULL);
     fleet_register(&e, "eu", "gs-a");
     char match[64];
     assert_int_equal(server_state(&e, "eu", "gs-b", match), ALLOCATED);

@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,51 +29,18 @@
 
 #define ECHO "functions/echo/gamefn-echo"
 
-static const char *const users[] = {"ADMIN",   "ECHO",       "ALLOCATOR",
-                                    "GATEWAY", "GAMESERVER", "AUDITOR"};
-
 static char accounts_path[512];
 
-/* The passwords the file reads from nats-server's environment: "pw-<user>". */
-static void set_passwords(void)
-{
-    for (size_t i = 0; i < sizeof users / sizeof users[0]; i++) {
-        char name[64], value[64];
-        snprintf(name, sizeof name, "GAMEFN_%s_PASSWORD", users[i]);
-        snprintf(value, sizeof value, "pw-%s", users[i]);
-        setenv(name, value, 1);
-    }
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    static char buf[32768];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return buf;
-}
-
+/* `user` with its password as gf_fnenv_shipped_accounts sets it ("pw-<USER>"). */
 static natsConnection *connect_as(gf_fnenv *env, const char *user, const char *inbox_prefix)
 {
-    natsOptions *o = NULL;
-    natsConnection *nc = NULL;
-    char url[256], upper[32];
-    size_t i = 0;
-    for (; user[i] && i < sizeof upper - 1; i++)
-        upper[i] = (char)(user[i] >= 'a' && user[i] <= 'z' ? user[i] - 32 : user[i]);
-    upper[i] = '\0';
-    snprintf(url, sizeof url, "nats://%s:pw-%s@127.0.0.1:%d", user, upper,
-             gf_natsd_port(env->natsd));
-    assert_int_equal(natsOptions_Create(&o), NATS_OK);
-    natsOptions_SetURL(o, url);
-    natsOptions_SetSendAsap(o, true);
-    if (inbox_prefix)
-        assert_int_equal(natsOptions_SetCustomInboxPrefix(o, inbox_prefix), NATS_OK);
-    assert_int_equal(natsConnection_Connect(&nc, o), NATS_OK);
-    natsOptions_Destroy(o);
+    char password[64];
+    size_t n = (size_t)snprintf(password, sizeof password, "pw-");
+    for (const char *c = user; *c && n + 1 < sizeof password; c++)
+        password[n++] = (char)toupper((unsigned char)*c);
+    password[n] = '\0';
+    natsConnection *nc = gf_fnenv_connect_as(env, user, password, inbox_prefix);
+    assert_non_null(nc);
     return nc;
 }
 
@@ -95,7 +63,7 @@ static void the_file_passes_nats_server_t(void **state)
 static void roles_under_the_shipped_users(void **state)
 {
     gf_fnenv_opts opts = {
-        .server_config = read_file(accounts_path),
+        .server_config = gf_fnenv_shipped_accounts(),
         .nats = "  user: echo\n  password: pw-ECHO\n",
         .no_client = true,
     };
@@ -153,7 +121,7 @@ static void roles_under_the_shipped_users(void **state)
 static void game_server_events_reach_their_partition(void **state)
 {
     gf_fnenv_opts opts = {
-        .server_config = read_file(accounts_path),
+        .server_config = gf_fnenv_shipped_accounts(),
         .nats = "  user: admin\n  password: pw-ADMIN\n",
         .no_client = true,
     };
@@ -223,7 +191,7 @@ static void auditor_runs_gamefn_check(void **state)
 {
     enum { N = 20000 };
     gf_fnenv_opts opts = {
-        .server_config = read_file(accounts_path),
+        .server_config = gf_fnenv_shipped_accounts(),
         .nats = "  user: auditor\n  password: pw-AUDITOR\n",
         .no_client = true,
     };
@@ -298,7 +266,7 @@ int main(void)
     const char *src = getenv("GAMEFN_SOURCE_DIR");
     snprintf(accounts_path, sizeof accounts_path, "%s/deploy/nats/accounts.conf",
              src && src[0] ? src : ".");
-    set_passwords();
+    gf_fnenv_shipped_accounts(); /* the passwords nats-server -t reads too */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_file_passes_nats_server_t),
         cmocka_unit_test(roles_under_the_shipped_users),

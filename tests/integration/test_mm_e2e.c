@@ -3,7 +3,10 @@
  * created through intake are matched by the matcher, allocated by the allocator on a
  * server registered with the fleet, which verifies every player's join token, plays,
  * reports game over and is FREE again; the players, released, queue again and are
- * matched a second time on the same server.
+ * matched a second time on the same server. Then once more under the shipped
+ * least-privilege users (deploy/nats/accounts.conf): every function as its own user,
+ * the tickets from a gateway, the game server as a game server, and not one publish or
+ * subscription refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,25 +19,27 @@
 #include <cmocka.h>
 
 #include "fleet_support.h"
+#include "natsd.h"
 #include "gamefn/clock.h"
 #include "gamesim.h"
 #include "mm_support.h"
 
 #define ASSIGNED GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 
-/* Creates a ticket for `player` under `key` (duel, eu 20 ms); its id into id. */
-static void create(fleet_env *e, const char *key, const char *player, char *id, size_t size)
+/* Creates a ticket for `player` under `key` (duel, eu 20 ms) through env's client; its
+ * id into id. */
+static void create(gf_fnenv *env, const char *key, const char *player, char *id, size_t size)
 {
     mm_ticket t = mm_solo(key, player);
     t.pings = "eu:20,us:90";
-    mm_create_new(&e->fn, &t, id, size);
+    mm_create_new(env, &t, id, size);
 }
 
-static void wait_assigned(fleet_env *e, const char *id)
+static void wait_assigned(gf_fnenv *env, const char *id)
 {
-    for (int waited = 0; mm_state(&e->fn, id) != ASSIGNED; waited += 100) {
+    for (int waited = 0; mm_state(env, id) != ASSIGNED; waited += 100) {
         if (waited > 15000)
-            fail_msg("ticket %s not assigned (state %d)", id, mm_state(&e->fn, id));
+            fail_msg("ticket %s not assigned (state %d)", id, mm_state(env, id));
         gf_clock_sleep_ms(100);
     }
 }
@@ -53,10 +58,10 @@ static void tickets_to_game_and_back(void **state)
     assert_int_equal(gf_gamesim_start(e.fn.nc, &so, &sim), GF_OK);
 
     char a[80], b[80];
-    create(&e, "k-alice-1", "alice", a, sizeof a);
-    create(&e, "k-bob-1", "bob", b, sizeof b);
-    wait_assigned(&e, a);
-    wait_assigned(&e, b);
+    create(&e.fn, "k-alice-1", "alice", a, sizeof a);
+    create(&e.fn, "k-bob-1", "bob", b, sizeof b);
+    wait_assigned(&e.fn, a);
+    wait_assigned(&e.fn, b);
     Gamefn__V1__TicketRecord *t = fleet_ticket(&e, a);
     assert_string_equal(t->assignment->server_id, "sim-eu-1");
     assert_string_equal(t->assignment->datacenter, "eu");
@@ -78,10 +83,10 @@ static void tickets_to_game_and_back(void **state)
     assert_false(fleet_player_exists(&e, "alice"));
 
     /* Released, they queue again and play again on the same, now free, server. */
-    create(&e, "k-alice-2", "alice", a, sizeof a);
-    create(&e, "k-bob-2", "bob", b, sizeof b);
-    wait_assigned(&e, a);
-    wait_assigned(&e, b);
+    create(&e.fn, "k-alice-2", "alice", a, sizeof a);
+    create(&e.fn, "k-bob-2", "bob", b, sizeof b);
+    wait_assigned(&e.fn, a);
+    wait_assigned(&e.fn, b);
     for (int waited = 0;; waited += 100) {
         gf_gamesim_stats_get(sim, &st);
         if (st.games_finished >= 2 || waited > 10000)
@@ -96,10 +101,59 @@ static void tickets_to_game_and_back(void **state)
     fleet_env_free(&e);
 }
 
+static void under_the_shipped_users(void **state)
+{
+    (void)state;
+    fleet_env e;
+    gf_proc procs[FLEET_SERVICE_N];
+    fleet_env_opts o = {.functions_extra = fleet_duel_functions, .shipped_users = true};
+    fleet_env_start(&e, &o);
+    fleet_service_spawn(&e, procs);
+
+    natsConnection *gs = gf_fnenv_connect_as(&e.fn, "gameserver", "pw-GAMESERVER", "_INBOX.gs");
+    assert_non_null(gs);
+    gf_gamesim_dc dcs[] = {{.name = "eu", .initial = 1, .max = 1}};
+    gf_gamesim_opts so = {.dcs = dcs, .n_dcs = 1, .play_ms = 300};
+    gf_gamesim *sim = NULL;
+    assert_int_equal(gf_gamesim_start(gs, &so, &sim), GF_OK);
+    gf_fnenv gateway = e.fn; /* the same helpers, through the gateway's connection */
+    gateway.nc = gf_fnenv_connect_as(&e.fn, "gateway", "pw-GATEWAY", "_INBOX.gw");
+    assert_non_null(gateway.nc);
+
+    char a[80], b[80];
+    create(&gateway, "k-alice-1", "alice", a, sizeof a);
+    create(&gateway, "k-bob-1", "bob", b, sizeof b);
+    wait_assigned(&gateway, a);
+    wait_assigned(&gateway, b);
+    gf_gamesim_stats st;
+    for (int waited = 0;; waited += 100) {
+        gf_gamesim_stats_get(sim, &st);
+        if (st.games_finished >= 1 || waited > 10000)
+            break;
+        gf_clock_sleep_ms(100);
+    }
+    assert_int_equal(st.tokens_ok, 2);
+    assert_int_equal(st.games_finished, 1);
+
+    gf_gamesim_stop(sim);
+    fleet_service_stop(procs);
+    /* One is expected: the simulated servers also take joins on gamefn.sim.join.* (a
+     * test-only door, not a game server's). */
+    int refused = gf_fnenv_server_log_count(&e.fn, "Violation") -
+                  gf_fnenv_server_log_count(&e.fn, "\"gamefn.sim.join.*\"");
+    if (refused)
+        gf_natsd_dump_log(e.fn.natsd, 20);
+    assert_int_equal(refused, 0);
+    natsConnection_Destroy(gateway.nc);
+    natsConnection_Destroy(gs);
+    fleet_env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tickets_to_game_and_back),
+        cmocka_unit_test(under_the_shipped_users),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
