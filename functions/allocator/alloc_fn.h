@@ -20,7 +20,8 @@
 #include "mmstore.h"
 
 /* GAMEFN_TEST_ALLOCATOR_PAUSE=<step>: tests make the allocator stop (sleep until
- * killed) at one step of a match, to SIGKILL it there. Steps, in order: */
+ * killed) at one step of a match, to SIGKILL it there; <step>:<ms> sleeps that long and
+ * goes on (gamefn/test_pause.h). Steps, in order: */
 #define ALLOC_STEPS "fenced server committed assigning assigned"
 
 typedef struct alloc_state {

@@ -149,8 +149,9 @@ static gf_err prepare(job *j, const Gamefn__V1__MatchOutcome *o, settle_item *it
         return err;
     err = gf_outcome_settle(o, it->cur, gf_clock_unix_ms(), &it->next, NULL);
     if (err == GF_ERR_CONFLICT || err == GF_ERR_INVALID || (err == GF_OK && it->next.unchanged)) {
-        /* Not this match's any more (cancelled and released by its canceller), not in
-         * it, or already written: nothing of ours to write. */
+        /* Not this match's any more (cancelled and released by its canceller),
+         * unreadable, or already written: nothing of ours to write. (A ticket claimed
+         * by a match committed without it is released: gf_outcome_settle.) */
         it->pending = false;
         return GF_OK;
     }

@@ -91,6 +91,11 @@ void fleet_release_finished(fleet_state *st, const fleet_released *r);
  * is decided; *committed says whether it had been committed (the game was running). */
 gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed);
 
+/* A game over for `match_id`, the match its server runs: the match's commit record, read,
+ * or created ABORTED (NO_SERVER) when there is none — the server is not running the match,
+ * so no allocator may commit it there. *committed: the record is COMMITTED. */
+gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed);
+
 /* The match of a removed server (stale, or shut down while allocated): if it was never
  * committed, abort it (its tickets go back to the pool, keeping their players); if it
  * was committed, release its players. */

@@ -300,19 +300,21 @@ void fleet_apply_release(const Gamefn__V1__ServerRecord *old, int64_t now_unix_m
 
 gf_err fleet_apply_heartbeat(const Gamefn__V1__ServerRecord *old,
                              const Gamefn__V1__HeartbeatRequest *req, int64_t now_unix_ms,
-                             int64_t heartbeat_timeout_ms, fleet_next *next, const char **released,
+                             int64_t heartbeat_timeout_ms, fleet_next *next, fleet_game_over *g,
                              fleet_problem *p)
 {
-    *released = NULL;
+    g->released = NULL;
+    g->undecided = false;
     if (req->players > old->capacity)
         return problem(p, GF_ERR_INVALID, 0, "players", "%u is above the capacity %u", req->players,
                        old->capacity);
     bool finished = req->finished_match_id && req->finished_match_id[0] &&
                     old->allocated_match_id &&
                     strcmp(req->finished_match_id, old->allocated_match_id) == 0;
-    if (finished) {
+    g->undecided = finished && (!g->decided || strcmp(g->decided, old->allocated_match_id) != 0);
+    if (finished && !g->undecided) {
         fleet_apply_release(old, now_unix_ms, next);
-        *released = old->allocated_match_id;
+        g->released = old->allocated_match_id;
     } else {
         start_from(old, next);
     }

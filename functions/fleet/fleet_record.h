@@ -3,7 +3,7 @@
  * of a ServerRecord (docs/PROTOCOL.md §8).
  *
  *   (none) --register--> FREE --allocate (allocator CAS)--> ALLOCATED
- *   ALLOCATED --heartbeat finished_match_id / release--> FREE
+ *   ALLOCATED --heartbeat finished_match_id (its match decided) / release--> FREE
  *   FREE | ALLOCATED --heartbeat draining--> DRAINING (keeps its match) --register--> FREE |
  * ALLOCATED any --deregister | sweep (stale)--> (deleted)
  *
@@ -80,12 +80,24 @@ void fleet_apply_register(const Gamefn__V1__ServerRecord *old,
                           const Gamefn__V1__RegisterServerRequest *req, int64_t now_unix_ms,
                           int64_t heartbeat_timeout_ms, fleet_next *next);
 
+/* What a heartbeat's game over (finished_match_id) does. In: `decided`, the match whose
+ * commit record the caller found or created (NULL: none). Out: `released`, the match
+ * whose allocation this heartbeat ends (NULL: none); `undecided`, a game over for the
+ * running match while no record is known: the allocation is kept (an allocator may be
+ * committing the match on this server right now), the caller decides the match —
+ * ABORTED unless it was committed — and applies the heartbeat again. */
+typedef struct fleet_game_over {
+    const char *decided;
+    const char *released;
+    bool undecided;
+} fleet_game_over;
+
 /* Heartbeat on `old`: players, draining, and finished_match_id — which releases the
- * allocation only when it equals allocated_match_id (*released then points to it;
- * otherwise NULL). GF_ERR_INVALID (*p) when players exceeds the capacity. */
+ * allocation only when it equals allocated_match_id and g->decided (g above).
+ * GF_ERR_INVALID (*p) when players exceeds the capacity. */
 gf_err fleet_apply_heartbeat(const Gamefn__V1__ServerRecord *old,
                              const Gamefn__V1__HeartbeatRequest *req, int64_t now_unix_ms,
-                             int64_t heartbeat_timeout_ms, fleet_next *next, const char **released,
+                             int64_t heartbeat_timeout_ms, fleet_next *next, fleet_game_over *g,
                              fleet_problem *p);
 
 /* Whether a deregister may remove `rec`: HIBERNATE only a server with no match

@@ -14,6 +14,9 @@
  *   matches/<match_id> = ABORTED first; if that finds COMMITTED, the match happened
  *   and its players are released like after a game. An aborted match's tickets go
  *   back to the pool (by their allocator or matcher) and keep their players' records.
+ * - A game over is the same for a match never committed: the server says it does not run
+ *   it, so the match is aborted before the server is freed (an allocator may be about to
+ *   commit it there; it then finds ABORTED and returns the tickets).
  * - Failures are logged and left: a later sweep, the claim lease, or intake's stale
  *   record rule (a record whose ticket ended long ago is replaced) finish the job.
  */
@@ -91,6 +94,31 @@ gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool 
     gf_err err = gf_mmstore_abort_match(
         st->store, match_id, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER, NULL,
         st->instance_id, gf_clock_unix_ms(), &o);
+    if (err == GF_OK)
+        *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+    gf_outcome_free(o);
+    return err;
+}
+
+gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed)
+{
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t rev = 0;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    *committed = false;
+    gf_err err = gf_mmstore_get(st->store, GF_MM_MATCHES, match_id, &buf, &len, &rev);
+    if (err == GF_OK)
+        err = gf_outcome_decode(buf, len, match_id, &o, NULL);
+    free(buf);
+    if (err == GF_ERR_NOT_FOUND) {
+        gf_log_warn("game over for a match not committed: aborting it", "match=%s", match_id);
+        return fleet_abort_unless_committed(st, match_id, committed);
+    }
+    if (err == GF_ERR_INVALID) { /* nobody can create it any more: decided, not committed */
+        gf_log_warn("commit record unreadable; game over frees the server", "match=%s", match_id);
+        return GF_OK;
+    }
     if (err == GF_OK)
         *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
     gf_outcome_free(o);

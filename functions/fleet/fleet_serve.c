@@ -160,6 +160,8 @@ typedef struct heartbeat_ctx {
     const Gamefn__V1__HeartbeatRequest *req;
     const fleet_state *st;
     int64_t now;
+    fleet_game_over g;       /* g.decided: the finished match, once its record is known */
+    bool committed;          /* that record is COMMITTED */
     fleet_released released; /* the finished allocation, from the last attempt */
 } heartbeat_ctx;
 
@@ -167,7 +169,6 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
                                fleet_problem *p)
 {
     heartbeat_ctx *c = arg;
-    const char *released = NULL;
     fleet_released_fini(&c->released);
     if (!old) {
         p->err = GF_ERR_NOT_FOUND;
@@ -178,9 +179,40 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
         return GF_ERR_NOT_FOUND;
     }
     gf_err err = fleet_apply_heartbeat(old, c->req, c->now, c->st->cfg->heartbeat_timeout_ms, next,
-                                       &released, p);
-    if (err == GF_OK && released)
+                                       &c->g, p);
+    if (err == GF_OK && c->g.released)
         err = fleet_released_copy(old, &c->released);
+    return err;
+}
+
+/* A game over for the match the record runs frees the server only once the match is
+ * decided: an allocator that took the server may be about to commit the match on it.
+ * The match's record is read, or created ABORTED (the server says it is not running
+ * it); the first heartbeat attempt does it when the mirror shows the match, else a
+ * second attempt after the first found it undecided. */
+static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *ctx,
+                              fleet_written *w, fleet_problem *p)
+{
+    const char *fin = ctx->req->finished_match_id;
+    fleet_written guess;
+    mirror_guess(st, key, &guess);
+    gf_err err = GF_OK;
+    ctx->g.decided = NULL;
+    if (fin && fin[0] && guess.rec && guess.rec->allocated_match_id &&
+        strcmp(guess.rec->allocated_match_id, fin) == 0) {
+        err = fleet_finished_decide(st, fin, &ctx->committed);
+        ctx->g.decided = fin;
+    }
+    if (err == GF_OK)
+        err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
+    fleet_written_fini(&guess);
+    if (err == GF_OK && ctx->g.undecided) { /* the mirror was behind: decide, then again */
+        fleet_written_fini(w);
+        err = fleet_finished_decide(st, fin, &ctx->committed);
+        ctx->g.decided = fin;
+        if (err == GF_OK)
+            err = fleet_store_change(st->fleet_kv, key, change_heartbeat, ctx, w, p);
+    }
     return err;
 }
 
@@ -204,19 +236,19 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     ctx.req = req;
     ctx.st = st;
     ctx.now = gf_clock_unix_ms();
-    fleet_written guess;
-    mirror_guess(st, key, &guess);
-    err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, &ctx, &w, &p);
-    fleet_written_fini(&guess);
+    err = heartbeat_write(st, key, &ctx, &w, &p);
     if (err != GF_OK) {
         err = store_failed(reply, err, &p, key);
         goto out;
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
-    if (ctx.released.match_id[0]) {
+    if (ctx.released.match_id[0] && ctx.committed) {
         gf_log_info("game over: server free again", "server=%s match=%s", key,
                     ctx.released.match_id);
         fleet_release_finished(st, &ctx.released);
+    } else if (ctx.released.match_id[0]) { /* its tickets return, keeping their players */
+        gf_log_warn("game over before the match was committed: match aborted, server free",
+                    "server=%s match=%s", key, ctx.released.match_id);
     }
     Gamefn__V1__JoinKey *keys[FLEET_KEYS_MAX];
     Gamefn__V1__HeartbeatReply r = GAMEFN__V1__HEARTBEAT_REPLY__INIT;

@@ -9,6 +9,8 @@
  * ASSIGNED and the cancel is refused; otherwise no allocator can commit the match any
  * more, and the ticket is cancelled. The other tickets of an aborted match return to
  * the pool (MATCH_DROPPED) when the allocator or an expired-claim sweep settles them.
+ * A COMMITTED record that does not list the ticket (committed from a forged Match
+ * naming part of the match) does not hold it: the ticket is cancelled all the same.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,7 +116,10 @@ gf_err intake_cancel(intake_state *in, const gf_msg *msg, gf_reply *reply)
                 err = intake_fail_store(reply, err, "aborting the ticket's match");
                 goto out;
             }
-            if (o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED) {
+            /* COMMITTED without this ticket (a Match naming part of the match's tickets
+             * was allocated): the match will never hold it, so the cancel goes on. */
+            if (o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED &&
+                gf_outcome_assignment(o, rec->ticket_id)) {
                 err = help_assign(in, o, rec, rev, reply);
                 goto out;
             }

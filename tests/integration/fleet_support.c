@@ -367,24 +367,28 @@ gf_gamesim *fleet_sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms
     return sim;
 }
 
-void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])
+void fleet_service_spawn_one(fleet_env *e, gf_proc p[FLEET_SERVICE_N], size_t i)
 {
     static const char *const names[FLEET_SERVICE_N] = {"fleet", "allocator", "intake", "ticker",
                                                        "matcher"};
-    for (size_t i = 0; i < FLEET_SERVICE_N; i++) {
-        char bin[128], instance[32], user[64], password[64];
-        snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
-        snprintf(instance, sizeof instance, "%c1", names[i][0]);
-        /* The shipped users: "intake" with password "pw-INTAKE" (gf_fnenv_shipped_accounts). */
-        snprintf(user, sizeof user, "GAMEFN_NATS_USER=%s", names[i]);
-        size_t n = (size_t)snprintf(password, sizeof password, "GAMEFN_NATS_PASSWORD=pw-");
-        for (const char *c = names[i]; *c && n + 1 < sizeof password; c++)
-            password[n++] = (char)toupper((unsigned char)*c);
-        password[n] = '\0';
-        char *as_user[] = {user, password, NULL};
-        memset(&p[i], 0, sizeof p[i]);
-        fleet_env_spawn(e, &p[i], bin, names[i], instance, e->shipped_users ? as_user : NULL);
-    }
+    char bin[128], instance[32], user[64], password[64];
+    snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
+    snprintf(instance, sizeof instance, "%c1", names[i][0]);
+    /* The shipped users: "intake" with password "pw-INTAKE" (gf_fnenv_shipped_accounts). */
+    snprintf(user, sizeof user, "GAMEFN_NATS_USER=%s", names[i]);
+    size_t n = (size_t)snprintf(password, sizeof password, "GAMEFN_NATS_PASSWORD=pw-");
+    for (const char *c = names[i]; *c && n + 1 < sizeof password; c++)
+        password[n++] = (char)toupper((unsigned char)*c);
+    password[n] = '\0';
+    char *as_user[] = {user, password, NULL};
+    memset(&p[i], 0, sizeof p[i]);
+    fleet_env_spawn(e, &p[i], bin, names[i], instance, e->shipped_users ? as_user : NULL);
+}
+
+void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])
+{
+    for (size_t i = 0; i < FLEET_SERVICE_N; i++)
+        fleet_service_spawn_one(e, p, i);
 }
 
 void fleet_service_stop(gf_proc p[FLEET_SERVICE_N])

@@ -58,8 +58,10 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
 /* The whole service on an env started with fleet_duel_functions: p[] = fleet, allocator,
  * intake, ticker, matcher (instances f1, a1, i1, t1, m1), each answering $SRV.PING.
  * fleet_service_stop() stops them in reverse order; each must exit 0. */
-enum { FLEET_SERVICE_N = 5 };
+enum { FLEET_SERVICE_N = 5, FLEET_SERVICE_ALLOCATOR = 1 };
 void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N]);
+/* Only member i of the service (e.g. the allocator, started late). */
+void fleet_service_spawn_one(fleet_env *e, gf_proc p[FLEET_SERVICE_N], size_t i);
 void fleet_service_stop(gf_proc p[FLEET_SERVICE_N]);
 void fleet_env_free(fleet_env *e);
 

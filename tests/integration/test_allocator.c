@@ -13,6 +13,9 @@
  *   - SIGKILL of the allocator at every step: the match ends completed or returned,
  *     never half assigned, and no second server is taken; killed after taking a server
  *     that then leaves, the match is aborted by the fleet and returned;
+ *   - a game over for the allocation while the allocator holds the server uncommitted:
+ *     the fleet aborts the match before it frees the server, and the allocator, going on,
+ *     returns the tickets (reports naming no match or another one change nothing);
  *   - nats-server restarts: the fleet mirror is re-read and allocation goes on;
  *   - malformed Matches are terminated and change nothing.
  */
@@ -368,6 +371,29 @@ static void sigkill_at_every_step(void **state)
     fleet_env_free(&e);
 }
 
+/* The fleet with one server registered by hand, and an allocator armed with
+ * GAMEFN_TEST_ALLOCATOR_PAUSE=<pause> that took that server for `match` (two CLAIMED
+ * tickets) and is paused there. Returns the tickets' queue time. */
+static int64_t held_at_server(fleet_env *e, const fleet_env_opts *o, gf_proc *fleet, gf_proc *alloc,
+                              const char *pause, const char *server, const char *match,
+                              char *const tickets[2])
+{
+    char env[96], logged[128];
+    snprintf(env, sizeof env, "GAMEFN_TEST_ALLOCATOR_PAUSE=%s", pause);
+    char *extra[] = {env, NULL};
+    fleet_env_start(e, o);
+    fleet_env_spawn(e, fleet, FLEET_BIN, "fleet", "f1", NULL);
+    fleet_register(e, "eu", server);
+    fleet_env_spawn(e, alloc, ALLOCATOR_BIN, "allocator", "a1", extra);
+    int64_t queued = gf_clock_unix_ms() - 2000;
+    for (int i = 0; i < 2; i++)
+        fleet_claim_ticket(e, tickets[i], match, queued);
+    fleet_publish_match(e, match, tickets, 2, "eu");
+    snprintf(logged, sizeof logged, "step=server match=%s", match);
+    assert_true(fleet_log_has(alloc, logged, 10000));
+    return queued;
+}
+
 /* SIGKILL after the server was taken, then that server leaves before anyone committed:
  * the fleet aborts the match, and the redelivery returns the tickets. */
 static void sigkill_then_server_lost_returns_the_match(void **state)
@@ -375,17 +401,9 @@ static void sigkill_then_server_lost_returns_the_match(void **state)
     (void)state;
     fleet_env e;
     gf_proc fleet = {0}, victim = {0}, rescuer = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &fleet, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_register(&e, "eu", "gs-lost");
-    char *extra[] = {"GAMEFN_TEST_ALLOCATOR_PAUSE=server", NULL};
-    fleet_env_spawn(&e, &victim, ALLOCATOR_BIN, "allocator", "victim", extra);
-    int64_t queued = gf_clock_unix_ms() - 2000;
-    fleet_claim_ticket(&e, "t-l1", "m-lost", queued);
-    fleet_claim_ticket(&e, "t-l2", "m-lost", queued);
     char *tickets[] = {"t-l1", "t-l2"};
-    fleet_publish_match(&e, "m-lost", tickets, 2, "eu");
-    assert_true(fleet_log_has(&victim, "step=server match=m-lost", 10000));
+    int64_t queued =
+        held_at_server(&e, NULL, &fleet, &victim, "server", "gs-lost", "m-lost", tickets);
     gf_proc_signal(&victim, SIGKILL);
     gf_proc_wait(&victim, 5000);
     Gamefn__V1__ServerRecord *r = fleet_record(&e, "eu", "gs-lost");
@@ -416,6 +434,55 @@ static void sigkill_then_server_lost_returns_the_match(void **state)
     gamefn__v1__ticket_record__free_unpacked(a, NULL);
     gamefn__v1__ticket_record__free_unpacked(b, NULL);
     assert_true(gf_fnenv_stop(&rescuer, 15000));
+    assert_true(gf_fnenv_stop(&fleet, 15000));
+    fleet_env_free(&e);
+}
+
+static void server_is(fleet_env *e, const char *id, int state, const char *match)
+{
+    Gamefn__V1__ServerRecord *r = fleet_record(e, "eu", id);
+    assert_int_equal(r->state, state);
+    assert_string_equal(r->allocated_match_id, match);
+    gamefn__v1__server_record__free_unpacked(r, NULL);
+}
+
+/* The allocator paused (2.5 s, then on) after taking the server, before the commit: a
+ * game over for that allocation must not free a server the match may be committed on. */
+static void game_over_before_commit_aborts_first(void **state)
+{
+    (void)state;
+    fleet_env e;
+    gf_proc fleet = {0}, alloc = {0};
+    fleet_env_opts o = {.heartbeat = "2s", .backoff = "[10s, 10s, 10s]"}; /* outlast the pause */
+    char *tickets[] = {"t-g1", "t-g2"};
+    int64_t queued = held_at_server(&e, &o, &fleet, &alloc, "server:2500", "gs-g", "m-g", tickets);
+
+    /* Reports naming no match or another one change nothing. */
+    assert_int_equal(fleet_heartbeat(&e, "eu", "gs-g", NULL), GF_OK);
+    assert_int_equal(fleet_heartbeat(&e, "eu", "gs-g", "m-other"), GF_OK);
+    server_is(&e, "gs-g", GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED, "m-g");
+    assert_int_equal(fleet_outcome_state(&e, "m-g"), 0);
+    /* A game over for the allocation itself: ABORTED first (the server does not run it),
+     * then FREE; the players keep their records (their tickets go back to the pool). */
+    assert_int_equal(fleet_heartbeat(&e, "eu", "gs-g", "m-g"), GF_OK);
+    assert_int_equal(fleet_outcome_state(&e, "m-g"), ABORTED);
+    server_is(&e, "gs-g", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, "");
+    assert_true(fleet_player_exists(&e, "p-t-g1"));
+
+    /* The allocator goes on: its commit finds ABORTED, the tickets return; the server
+     * stays FREE, with nothing committed on it. */
+    assert_true(fleet_log_has(&alloc, "test pause over", 10000));
+    for (int i = 0; i < 2; i++) {
+        Gamefn__V1__TicketRecord *t = fleet_wait_ticket(&e, tickets[i], QUEUED, 10000);
+        assert_int_equal(t->reason, GAMEFN__V1__TICKET_REASON__TICKET_REASON_NO_SERVER);
+        assert_int_equal(t->queued_unix_ms, queued);
+        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+    }
+    fleet_wait_matches_drained(&e, 10000);
+    assert_int_equal(fleet_outcome_state(&e, "m-g"), ABORTED);
+    server_is(&e, "gs-g", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, "");
+    assert_true(fleet_player_exists(&e, "p-t-g2"));
+    assert_true(gf_fnenv_stop(&alloc, 15000));
     assert_true(gf_fnenv_stop(&fleet, 15000));
     fleet_env_free(&e);
 }
@@ -488,6 +555,7 @@ int main(void)
         cmocka_unit_test(stale_server_never_allocated_and_dead_server_released),
         cmocka_unit_test(sigkill_at_every_step),
         cmocka_unit_test(sigkill_then_server_lost_returns_the_match),
+        cmocka_unit_test(game_over_before_commit_aborts_first),
         cmocka_unit_test(allocation_after_nats_restart),
         cmocka_unit_test(malformed_matches_are_terminated),
     };

@@ -305,26 +305,42 @@ static void register_then_allocate_then_finish(void **state)
     assert_string_equal(rr->address, "198.51.100.1");
     assert_int_equal(rr->registered_unix_ms, 1000);
 
-    /* A heartbeat for another match changes nothing but the heartbeat. */
-    const char *released = (const char *)1;
+    /* A heartbeat for another match changes nothing but the heartbeat (whatever is
+     * known of that match). */
+    fleet_game_over g = {.decided = "m-0", .released = (const char *)1};
     Gamefn__V1__HeartbeatRequest h = GAMEFN__V1__HEARTBEAT_REQUEST__INIT;
     h.server_id = "gs-7";
     h.datacenter = "eu-west";
     h.players = 2;
     h.finished_match_id = "m-0";
-    assert_int_equal(fleet_apply_heartbeat(rr, &h, 4000, 10000, &next, &released, &p), GF_OK);
-    assert_null(released);
+    assert_int_equal(fleet_apply_heartbeat(rr, &h, 4000, 10000, &next, &g, &p), GF_OK);
+    assert_null(g.released);
+    assert_false(g.undecided);
     Gamefn__V1__ServerRecord *hb = round_trip(&next.rec);
     assert_string_equal(hb->allocated_match_id, "m-1");
     assert_int_equal(hb->players, 2);
     assert_int_equal(hb->stale_unix_ms, 14000);
 
-    /* Game over: FREE again, the match released. */
+    /* Game over for the running match while its commit record is not known (none, or
+     * another match's): the allocation stays, the caller must decide the match first. */
     h.finished_match_id = "m-1";
     h.players = 0;
-    assert_int_equal(fleet_apply_heartbeat(hb, &h, 5000, 10000, &next, &released, &p), GF_OK);
-    assert_non_null(released);
-    assert_string_equal(released, "m-1");
+    for (int i = 0; i < 2; i++) {
+        g.decided = i ? "m-0" : NULL;
+        assert_int_equal(fleet_apply_heartbeat(hb, &h, 4500, 10000, &next, &g, &p), GF_OK);
+        assert_true(g.undecided);
+        assert_null(g.released);
+        assert_int_equal(next.rec.state, GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED);
+        assert_string_equal(next.rec.allocated_match_id, "m-1");
+        assert_int_equal(next.rec.stale_unix_ms, 14500);
+    }
+
+    /* Game over once the match is decided: FREE again, the match released. */
+    g.decided = "m-1";
+    assert_int_equal(fleet_apply_heartbeat(hb, &h, 5000, 10000, &next, &g, &p), GF_OK);
+    assert_false(g.undecided);
+    assert_non_null(g.released);
+    assert_string_equal(g.released, "m-1");
     Gamefn__V1__ServerRecord *fr = round_trip(&next.rec);
     assert_int_equal(fr->state, GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE);
     assert_string_equal(fr->allocated_match_id, "");
@@ -334,8 +350,7 @@ static void register_then_allocate_then_finish(void **state)
     /* Players above the capacity are refused. */
     h.finished_match_id = "";
     h.players = 11;
-    assert_int_equal(fleet_apply_heartbeat(fr, &h, 6000, 10000, &next, &released, &p),
-                     GF_ERR_INVALID);
+    assert_int_equal(fleet_apply_heartbeat(fr, &h, 6000, 10000, &next, &g, &p), GF_ERR_INVALID);
     assert_string_equal(p.field, "players");
 
     gamefn__v1__server_record__free_unpacked(r, NULL);
@@ -380,13 +395,14 @@ static void draining_and_removal(void **state)
     h.server_id = "gs-7";
     h.datacenter = "eu-west";
     h.draining = true;
-    assert_int_equal(fleet_apply_heartbeat(a, &h, 3000, 10000, &next, &released, &p), GF_OK);
+    fleet_game_over g = {.decided = "m-1"};
+    assert_int_equal(fleet_apply_heartbeat(a, &h, 3000, 10000, &next, &g, &p), GF_OK);
     Gamefn__V1__ServerRecord *d = round_trip(&next.rec);
     assert_int_equal(d->state, GAMEFN__V1__SERVER_STATE__SERVER_STATE_DRAINING);
     assert_string_equal(d->allocated_match_id, "m-1");
     h.draining = false; /* one-way: a later heartbeat without it stays DRAINING */
     h.finished_match_id = "m-1";
-    assert_int_equal(fleet_apply_heartbeat(d, &h, 4000, 10000, &next, &released, &p), GF_OK);
+    assert_int_equal(fleet_apply_heartbeat(d, &h, 4000, 10000, &next, &g, &p), GF_OK);
     Gamefn__V1__ServerRecord *df = round_trip(&next.rec);
     assert_int_equal(df->state, GAMEFN__V1__SERVER_STATE__SERVER_STATE_DRAINING);
     assert_string_equal(df->allocated_match_id, "");

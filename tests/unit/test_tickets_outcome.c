@@ -177,11 +177,24 @@ static void test_settle(void **state)
     assert_int_equal(gf_ticket_claim(&queued.rec, &c, TK_NOW + 40, &other, &p), GF_OK);
     assert_int_equal(gf_outcome_settle(abort, &other.rec, TK_NOW + 50, &n2, &p), GF_ERR_CONFLICT);
     assert_int_equal(gf_outcome_settle(commit, &other.rec, TK_NOW + 50, &n2, &p), GF_ERR_CONFLICT);
-    /* A ticket the committed match does not list. */
+    /* Claimed by a match committed without it (a forged Match naming part of its
+     * tickets was allocated): back to the pool, MATCH_DROPPED, queue time kept; once
+     * back, or claimed by another match, not this match's any more. */
     Gamefn__V1__Assignment *const only2[] = {&a2};
     assert_int_equal(gf_outcome_commit_pack("m-1", only2, 1, "a", TK_NOW, &buf, &len, &p), GF_OK);
     Gamefn__V1__MatchOutcome *partial = round_trip(buf, len, "m-1");
-    assert_int_equal(gf_outcome_settle(partial, &claimed.rec, TK_NOW + 20, &n, &p), GF_ERR_INVALID);
+    assert_int_equal(gf_outcome_settle(partial, &claimed.rec, TK_NOW + 20, &n, &p), GF_OK);
+    assert_false(n.unchanged);
+    assert_int_equal(n.rec.state, ST(QUEUED));
+    assert_int_equal(n.rec.reason, RS(MATCH_DROPPED));
+    assert_int_equal(n.rec.queued_unix_ms, TK_NOW);
+    assert_int_equal(n.rec.returns, claimed.rec.returns + 1);
+    assert_null(n.rec.claim);
+    assert_null(n.rec.assignment);
+    assert_int_equal(gf_outcome_settle(partial, &n.rec, TK_NOW + 30, &n2, &p), GF_ERR_CONFLICT);
+    assert_int_equal(gf_outcome_settle(partial, &other.rec, TK_NOW + 50, &n2, &p), GF_ERR_CONFLICT);
+    assert_int_equal(gf_outcome_settle(partial, &queued.rec, TK_NOW + 50, &n2, &p),
+                     GF_ERR_CONFLICT);
     gf_outcome_free(partial);
     gf_outcome_free(commit);
     gf_outcome_free(abort);

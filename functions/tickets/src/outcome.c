@@ -160,10 +160,11 @@ gf_err gf_outcome_settle(const Gamefn__V1__MatchOutcome *o, const Gamefn__V1__Ti
 {
     if (o->state == OUTCOME(COMMITTED)) {
         const Gamefn__V1__Assignment *a = gf_outcome_assignment(o, cur->ticket_id);
+        /* Claimed by a match that was committed without it (a Match naming part of the
+         * match's tickets, e.g. forged, was allocated): the match will never hold it,
+         * so it goes back to the pool like a ticket of an aborted match. */
         if (!a)
-            return gf_tickets_refuse(p, GF_ERR_INVALID, C_INTERNAL, NULL,
-                                     "ticket %s is not in committed match %s", cur->ticket_id,
-                                     o->match_id);
+            return gf_ticket_release(cur, o->match_id, RS(MATCH_DROPPED), now_ms, out, p);
         return gf_ticket_assign(cur, a, now_ms, out, p);
     }
     return gf_ticket_release(cur, o->match_id, gf_outcome_return_reason(o->abort_reason), now_ms,

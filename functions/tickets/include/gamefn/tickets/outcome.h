@@ -10,7 +10,8 @@
  *   anyone else taking a CLAIMED ticket from its match (cancel, expired claim, failed
  *               allocation, unknown publish) -> create ABORTED first. If that finds
  *               COMMITTED, the match happened: write the ticket ASSIGNED from the record
- *               instead (gf_outcome_settle), and a cancel answers FAILED_PRECONDITION.
+ *               instead (gf_outcome_settle), and a cancel answers FAILED_PRECONDITION —
+ *               unless the record does not list the ticket (then it is free to go).
  *
  * gf_outcome_settle() is the one rule for "what becomes of this claimed ticket, now
  * that its match's outcome is known", used by intake, matcher and allocator alike.
@@ -61,8 +62,10 @@ const Gamefn__V1__Assignment *gf_outcome_assignment(const Gamefn__V1__MatchOutco
 Gamefn__V1__TicketReason gf_outcome_return_reason(Gamefn__V1__MatchAbortReason reason);
 
 /* What becomes of `cur` now that the outcome `o` of match o->match_id is known:
- *   COMMITTED -> gf_ticket_assign() with the ticket's assignment (a COMMITTED outcome
- *                without one for this ticket is GF_ERR_INVALID: it is not in the match);
+ *   COMMITTED -> gf_ticket_assign() with the ticket's assignment; a ticket the record
+ *                does not list (committed from a Match naming only part of its tickets,
+ *                i.e. forged) will never be in the match: gf_ticket_release() fenced on
+ *                the match, MATCH_DROPPED;
  *   ABORTED   -> gf_ticket_release() fenced on the match, with gf_outcome_return_reason().
  * A ticket no longer claimed by this match gives GF_ERR_CONFLICT (someone already
  * released it, it was cancelled, or another match claims it now: nothing to do); a
