@@ -3,7 +3,7 @@
 # a public header, by the folder that implements it) includes only its own folder and
 # the folders below it. The layers, lowest first, and what each may use:
 #
-#   core       err, log, clock + RFC 3339, names, utf8, backoff; wire constants
+#   core       err, log, clock + RFC 3339, names, utf8, backoff, test_pause; wire constants
 #   config     YAML configuration                 uses core
 #   wire       error replies, partition hash      uses core
 #   nats       connection, errors, nkeys, KV      uses core, config
@@ -29,7 +29,7 @@ declare -A uses=(
 )
 # Public headers, by the folder that implements them.
 declare -A owner=(
-  [err.h]=core [log.h]=core [clock.h]=core [names.h]=core [utf8.h]=core [backoff.h]=core
+  [err.h]=core [log.h]=core [clock.h]=core [names.h]=core [utf8.h]=core [backoff.h]=core [test_pause.h]=core
   [limits.h]=core [subjects.h]=core # constants only, shared by every layer
   [config.h]=config
   [wire_error.h]=wire [partition.h]=wire
