@@ -397,6 +397,33 @@ static void cli_keygen_refuses_to_overwrite(void **state)
     assert_int_equal(system(path), 0);
 }
 
+/* A key file the allocator or the fleet cannot read is a configuration mistake: exit 2
+ * (not 1, which systemd's Restart=on-failure would retry every 5 s). */
+static void unreadable_keys_exit_2(void **state)
+{
+    (void)state;
+    fleet_env e;
+    fleet_env_start(&e, NULL);
+    static const struct {
+        const char *key, *bin, *log_line;
+    } cases[] = {{"test.key", ALLOCATOR_BIN, "signing key not loaded"},
+                 {"test.pub", FLEET_BIN, "join key not loaded"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s/%s", e.fn.dir, cases[i].key);
+        assert_int_equal(remove(path), 0);
+        gf_proc p = {0};
+        assert_int_equal(gf_fnenv_spawn(&e.fn, &p, cases[i].bin, "nokey", NULL), 0);
+        assert_int_equal(gf_proc_wait(&p, 15000), 0);
+        if (!gf_proc_exited_with(&p, 2))
+            gf_proc_dump_log(&p, 20);
+        assert_true(gf_proc_exited_with(&p, 2));
+        assert_true(gf_fnenv_log_count(&p, cases[i].log_line) > 0);
+        gf_proc_cleanup(&p);
+    }
+    fleet_env_free(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +432,7 @@ int main(void)
         cmocka_unit_test(silent_server_is_removed),
         cmocka_unit_test(warm_pool_follows_match_rate),
         cmocka_unit_test(cli_keygen_refuses_to_overwrite),
+        cmocka_unit_test(unreadable_keys_exit_2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -341,7 +341,9 @@ static int run(gf_fn *fn, sem_t *wake)
         return err == GF_ERR_CONFIG ? EXIT_USAGE : EXIT_FAILURE_RUN;
     if (fn->def->init && (err = fn->def->init(fn)) != GF_OK) {
         gf_log_error("init failed", "err=%s", gf_err_str(err));
-        return EXIT_FAILURE_RUN;
+        /* A setting the function cannot use (a key file it cannot read) is a mistake in
+         * the configuration: exit 2, which a service manager does not restart. */
+        return err == GF_ERR_CONFIG ? EXIT_USAGE : EXIT_FAILURE_RUN;
     }
     /* Discovery first: the host's srv is then fixed before any handler thread reads it. */
     char why[512] = "";
