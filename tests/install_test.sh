@@ -68,6 +68,8 @@ done
 for c in "$conf" "$prod"; do
   "$root/$bindir/gamefn" --config "$c" check-config >/dev/null || fail "gamefn check-config $c"
 done
+out="$("$root/$bindir/gamefn" --version)" || fail "gamefn --version exits $?"
+[[ "$out" =~ ^gamefn\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "gamefn --version printed '$out'"
 
 # The units: each runs its own installed binary as gamefn on /etc/gamefn/gamefn.yaml.
 mkdir "$work/verify"

@@ -2,6 +2,7 @@
  * gamefn — the operator's command line (docs/OPERATIONS.md, "The gamefn CLI").
  *
  *   gamefn [--config FILE] [--inbox-prefix P] [--connect-timeout D] <command> [options]
+ *   gamefn --version
  *
  * Adding a command: one row in `commands` below (name, summary, help text, function,
  * which config it needs) and its file in tools/CMakeLists.txt. The NATS URL comes from
@@ -72,6 +73,7 @@ static void usage(FILE *f)
                "  --inbox-prefix PREFIX  reply subjects of this client (e.g. _INBOX.gw for the\n"
                "                         gateway user); default: the config's nats.inbox_prefix\n"
                "  --connect-timeout D    give up connecting to NATS after D (default 5s)\n"
+               "  --version              print the release and exit\n"
                "\n`gamefn <command> --help` describes a command. Exit codes: 0 ok, 1 check found\n"
                "a broken invariant, 2 usage, 3 NATS unreachable, 4 unknown name, 5 timeout, 6 no\n"
                "function serves the request, 7 refused, 8 other failure.\n");
@@ -104,6 +106,7 @@ int main(int argc, char **argv)
         {"inbox-prefix", required_argument, NULL, 'i'},
         {"connect-timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'v'},
         {NULL, 0, NULL, 0},
     };
     gf_cli cli = {.connect_timeout_ms = 5000};
@@ -127,6 +130,9 @@ int main(int argc, char **argv)
             break;
         case 'h':
             usage(stdout);
+            return GF_CLI_OK;
+        case 'v': /* the release; each function's --version gives its own */
+            printf("gamefn %s\n", GAMEFN_RELEASE);
             return GF_CLI_OK;
         default:
             usage(stderr);
