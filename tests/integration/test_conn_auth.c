@@ -416,8 +416,9 @@ static int group_teardown(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(user_password),         cmocka_unit_test(nkey_seed),
-        cmocka_unit_test(nkey_seed_every_login), cmocka_unit_test(mutual_tls),
+        cmocka_unit_test(user_password),
+        cmocka_unit_test(nkey_seed),
+        cmocka_unit_test(mutual_tls),
         cmocka_unit_test(operator_creds),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
