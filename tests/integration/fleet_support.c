@@ -3,7 +3,6 @@
 
 #include <setjmp.h>
 #include <stdarg.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -371,16 +370,12 @@ void fleet_service_spawn_one(fleet_env *e, gf_proc p[FLEET_SERVICE_N], size_t i)
 {
     static const char *const names[FLEET_SERVICE_N] = {"fleet", "allocator", "intake", "ticker",
                                                        "matcher"};
-    char bin[128], instance[32], user[64], password[64];
+    char bin[128], instance[32];
     snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", names[i], names[i]);
     snprintf(instance, sizeof instance, "%c1", names[i][0]);
-    /* The shipped users: "intake" with password "pw-INTAKE" (gf_fnenv_shipped_accounts). */
-    snprintf(user, sizeof user, "GAMEFN_NATS_USER=%s", names[i]);
-    size_t n = (size_t)snprintf(password, sizeof password, "GAMEFN_NATS_PASSWORD=pw-");
-    for (const char *c = names[i]; *c && n + 1 < sizeof password; c++)
-        password[n++] = (char)toupper((unsigned char)*c);
-    password[n] = '\0';
-    char *as_user[] = {user, password, NULL};
+    gf_fnenv_login login; /* the shipped user of the function's name */
+    gf_fnenv_shipped_login(names[i], &login);
+    char *as_user[] = {login.user, login.password, NULL};
     memset(&p[i], 0, sizeof p[i]);
     fleet_env_spawn(e, &p[i], bin, names[i], instance, e->shipped_users ? as_user : NULL);
 }

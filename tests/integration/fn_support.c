@@ -1,6 +1,7 @@
 /* fn_support.c — see fn_support.h. */
 #include "fn_support.h"
 
+#include <ctype.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,22 @@ const char *gf_fnenv_shipped_accounts(void)
 }
 
 static int lines_with(const char *path, const char *needle);
+
+void gf_fnenv_shipped_password(const char *user, char *out, size_t size)
+{
+    size_t n = (size_t)snprintf(out, size, "pw-");
+    for (const char *c = user; *c && n + 1 < size; c++)
+        out[n++] = (char)toupper((unsigned char)*c);
+    out[n] = '\0';
+}
+
+void gf_fnenv_shipped_login(const char *user, gf_fnenv_login *out)
+{
+    char password[80];
+    gf_fnenv_shipped_password(user, password, sizeof password);
+    snprintf(out->user, sizeof out->user, "GAMEFN_NATS_USER=%s", user);
+    snprintf(out->password, sizeof out->password, "GAMEFN_NATS_PASSWORD=%s", password);
+}
 
 natsConnection *gf_fnenv_connect_as(gf_fnenv *env, const char *user, const char *password,
                                     const char *inbox_prefix)

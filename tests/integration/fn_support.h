@@ -58,6 +58,16 @@ typedef struct gf_fnenv_opts {
  * process's environment to "pw-<USER>", for the nats-server started next to read. */
 const char *gf_fnenv_shipped_accounts(void);
 
+/* The password gf_fnenv_shipped_accounts gives shipped user `user`: "pw-<USER>". */
+void gf_fnenv_shipped_password(const char *user, char *out, size_t size);
+
+/* The two variables that log a spawned process in as shipped user `user`:
+ * GAMEFN_NATS_USER=<user> and GAMEFN_NATS_PASSWORD=pw-<USER>. */
+typedef struct gf_fnenv_login {
+    char user[96], password[112];
+} gf_fnenv_login;
+void gf_fnenv_shipped_login(const char *user, gf_fnenv_login *out);
+
 /* A connection to env's (single) server as `user`, replies under inbox_prefix (the
  * shipped users' own: "_INBOX.gw" for the gateway, "_INBOX.gs" for game servers). */
 natsConnection *gf_fnenv_connect_as(gf_fnenv *env, const char *user, const char *password,

@@ -14,7 +14,6 @@
 
 #include <cmocka.h>
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +56,11 @@ static void shipped_config_under_shipped_users(void **state)
     cli_expect(&r, 0, NULL);
     gf_proc procs[N_FUNCTIONS] = {{0}};
     for (size_t i = 0; i < N_FUNCTIONS; i++) {
-        char bin[128], user[64], password[64];
+        char bin[128];
         snprintf(bin, sizeof bin, "functions/%s/gamefn-%s", functions[i], functions[i]);
-        snprintf(user, sizeof user, "GAMEFN_NATS_USER=%s", functions[i]);
-        size_t n = (size_t)snprintf(password, sizeof password, "GAMEFN_NATS_PASSWORD=pw-");
-        for (const char *c = functions[i]; *c && n + 1 < sizeof password; c++)
-            password[n++] = (char)toupper((unsigned char)*c);
-        password[n] = '\0';
-        char *as_user[] = {url, user, password, NULL};
+        gf_fnenv_login login;
+        gf_fnenv_shipped_login(functions[i], &login);
+        char *as_user[] = {url, login.user, login.password, NULL};
         assert_int_equal(gf_fnenv_spawn(&env, &procs[i], bin, functions[i], as_user), 0);
         if (!gf_fnenv_wait_ping(&env, functions[i], functions[i], 20000)) {
             gf_proc_dump_log(&procs[i], 30);

@@ -15,7 +15,6 @@
 
 #include <cmocka.h>
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +33,8 @@ static char accounts_path[512];
 /* `user` with its password as gf_fnenv_shipped_accounts sets it ("pw-<USER>"). */
 static natsConnection *connect_as(gf_fnenv *env, const char *user, const char *inbox_prefix)
 {
-    char password[64];
-    size_t n = (size_t)snprintf(password, sizeof password, "pw-");
-    for (const char *c = user; *c && n + 1 < sizeof password; c++)
-        password[n++] = (char)toupper((unsigned char)*c);
-    password[n] = '\0';
+    char password[80];
+    gf_fnenv_shipped_password(user, password, sizeof password);
     natsConnection *nc = gf_fnenv_connect_as(env, user, password, inbox_prefix);
     assert_non_null(nc);
     return nc;
@@ -65,16 +61,15 @@ static void roles_under_the_shipped_users(void **state)
     gf_fnenv_opts opts = {
         .server_config = gf_fnenv_shipped_accounts(),
         .nats = "  user: echo\n  password: pw-ECHO\n",
-        .no_client = true,
+        .client_user = "admin", /* the test's client inspects streams */
+        .client_password = "pw-ADMIN",
     };
     gf_fnenv env;
     gf_proc echo = {0};
     assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
-    env.nc = connect_as(&env, "admin", NULL); /* waits for PING, inspects streams */
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = 1000;
-    assert_int_equal(natsConnection_JetStream(&env.js, env.nc, &jo), NATS_OK);
 
     assert_int_equal(gf_fnenv_spawn_ready(&env, &echo, ECHO, "echo", "e1", NULL), 0);
     assert_int_equal(gf_fnenv_log_count(&echo, "Permissions Violation"), 0);
@@ -122,16 +117,14 @@ static void game_server_events_reach_their_partition(void **state)
 {
     gf_fnenv_opts opts = {
         .server_config = gf_fnenv_shipped_accounts(),
-        .nats = "  user: admin\n  password: pw-ADMIN\n",
-        .no_client = true,
+        .client_user = "admin",
+        .client_password = "pw-ADMIN",
     };
     gf_fnenv env;
     assert_int_equal(gf_fnenv_start_opts(&env, &opts), 0);
-    env.nc = connect_as(&env, "admin", NULL);
     jsOptions jo;
     jsOptions_Init(&jo);
     jo.Wait = 3000;
-    assert_int_equal(natsConnection_JetStream(&env.js, env.nc, &jo), NATS_OK);
     assert_int_equal(gf_fnenv_add_stream(env.js, "EVENTS", "gamefn.v1.evp.>"), NATS_OK);
 
     natsConnection *gs = connect_as(&env, "gameserver", "_INBOX.gs");

@@ -44,6 +44,18 @@ static void wait_assigned(gf_fnenv *env, const char *id)
     }
 }
 
+/* Waits until the simulated server has finished `games` games (10 s at most); its stats. */
+static gf_gamesim_stats wait_games(gf_gamesim *sim, uint64_t games)
+{
+    gf_gamesim_stats st;
+    for (int waited = 0;; waited += 100) {
+        gf_gamesim_stats_get(sim, &st);
+        if (st.games_finished >= games || waited > 10000)
+            return st;
+        gf_clock_sleep_ms(100);
+    }
+}
+
 static void tickets_to_game_and_back(void **state)
 {
     (void)state;
@@ -68,13 +80,7 @@ static void tickets_to_game_and_back(void **state)
     gamefn__v1__ticket_record__free_unpacked(t, NULL);
 
     /* The server verified both tokens, played, reported game over. */
-    gf_gamesim_stats st;
-    for (int waited = 0;; waited += 100) {
-        gf_gamesim_stats_get(sim, &st);
-        if (st.games_finished >= 1 || waited > 10000)
-            break;
-        gf_clock_sleep_ms(100);
-    }
+    gf_gamesim_stats st = wait_games(sim, 1);
     assert_int_equal(st.tokens_ok, 2);
     assert_int_equal(st.tokens_bad, 0);
     assert_int_equal(st.games_finished, 1);
@@ -87,12 +93,7 @@ static void tickets_to_game_and_back(void **state)
     create(&e.fn, "k-bob-2", "bob", b, sizeof b);
     wait_assigned(&e.fn, a);
     wait_assigned(&e.fn, b);
-    for (int waited = 0;; waited += 100) {
-        gf_gamesim_stats_get(sim, &st);
-        if (st.games_finished >= 2 || waited > 10000)
-            break;
-        gf_clock_sleep_ms(100);
-    }
+    st = wait_games(sim, 2);
     assert_int_equal(st.games_finished, 2);
     assert_int_equal(st.tokens_ok, 4);
 
@@ -125,13 +126,7 @@ static void under_the_shipped_users(void **state)
     create(&gateway, "k-bob-1", "bob", b, sizeof b);
     wait_assigned(&gateway, a);
     wait_assigned(&gateway, b);
-    gf_gamesim_stats st;
-    for (int waited = 0;; waited += 100) {
-        gf_gamesim_stats_get(sim, &st);
-        if (st.games_finished >= 1 || waited > 10000)
-            break;
-        gf_clock_sleep_ms(100);
-    }
+    gf_gamesim_stats st = wait_games(sim, 1);
     assert_int_equal(st.tokens_ok, 2);
     assert_int_equal(st.games_finished, 1);
 
