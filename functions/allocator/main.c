@@ -89,7 +89,7 @@ static const char *const buckets[] = {"tickets", "players", "matches", "fleet", 
 
 static const gf_function allocator_function = {
     .name = "allocator",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Gives each match a game server and signed join tokens, then assigns its "
                    "tickets.",
     .config = &alloc_config_table,

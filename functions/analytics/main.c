@@ -154,7 +154,7 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
 
 static const gf_effects_function analytics = {
     .name = "analytics",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Per-minute event counts by type, datacenter and queue; answers "
                    "gamefn.v1.analytics.query.",
     .config = &analytics_config_table,

@@ -196,7 +196,7 @@ static gf_err on_query(gf_fn *fn, const gf_msg *req, gf_reply *reply)
 
 static const gf_effects_function crashes = {
     .name = "crashes",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Crash reports grouped by stack fingerprint; answers gamefn.v1.crashes.query.",
     .config = &crashes_config_table,
     .bucket_offset = offsetof(cr_config, bucket),

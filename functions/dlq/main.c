@@ -185,7 +185,7 @@ static const char *const buckets[] = {"dlq_reasons", NULL};
 
 static const gf_function dlq_function = {
     .name = "dlq",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Moves dead-lettered messages (max-deliveries and terminated advisories) to "
                    "stream DLQ with their reason.",
     .config = &dlq_config_table,

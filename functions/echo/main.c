@@ -24,7 +24,7 @@ static const gf_endpoint endpoints[] = {
 
 static const gf_function echo_function = {
     .name = "echo",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Answers gamefn.v1.echo with the request payload (the smallest function).",
     .config = &echo_config_table,
     .endpoints = endpoints,

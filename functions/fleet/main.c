@@ -157,7 +157,7 @@ static const char *const buckets[] = {"fleet", "tickets", "players", "matches", 
 
 static const gf_function fleet_function = {
     .name = "fleet",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Game-server registry: register, heartbeat, deregister, join keys, stale "
                    "sweep and warm-pool scale requests.",
     .config = &fleet_config_table,

@@ -101,7 +101,7 @@ static const char *const streams[] = {"AUDIT_TICKETS", "AUDIT_MATCHES", "AUDIT_P
 
 static const gf_function intake_function = {
     .name = "intake",
-    .version = "0.2.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Matchmaking tickets: create, cancel, get; queue discovery.",
     .config = &intake_config_table,
     .endpoints = endpoints,

@@ -195,7 +195,7 @@ static const gf_endpoint endpoints[] = {
 
 static const gf_function lag_function = {
     .name = "lag",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Consumer lag and lost-event (gap) monitor: alerts on gamefn.v1.alert.lag.>, "
                    "answers gamefn.v1.lag.query.",
     .config = &lag_config_table,

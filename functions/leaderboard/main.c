@@ -177,7 +177,7 @@ static const char *const buckets[] = {LB_BUCKET, "dlq_reasons", NULL};
 
 static const gf_function leaderboard = {
     .name = "leaderboard",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Leaderboards from ScoreEvents: exactly-once effects in KV, whole boards "
                    "answered by every replica (top, page, around, rank).",
     .config = &lb_config_table,

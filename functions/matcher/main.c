@@ -40,7 +40,7 @@ static const char *const streams[] = {"MATCHES", NULL};
 
 static const gf_function matcher_function = {
     .name = "matcher",
-    .version = "0.1.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Matches tickets on every tick of its tick groups; claims by compare-and-set.",
     .config = &gf_mm_config_table,
     .buckets = buckets,

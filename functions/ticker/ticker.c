@@ -101,7 +101,7 @@ static const gf_endpoint endpoints[] = {
 
 static const gf_function ticker_function = {
     .name = "ticker",
-    .version = "0.2.0",
+    .version = GAMEFN_RELEASE, /* the release: functions/CMakeLists.txt */
     .description = "Publishes the matcher tick of every tick group (one leader by lease).",
     .config = &ticker_config_table,
     .endpoints = endpoints,
