@@ -3,8 +3,9 @@
 # production") has an operator rely on: exactly the expected files (every function binary
 # found in functions/*/CMakeLists.txt, the CLI, the example config, the accounts file, one
 # unit per function); each installed function's --version and --check-config, on the
-# example config and on one whose key paths are rewritten to absolute paths of keys made
-# by the installed `gamefn keygen`; each unit's ExecStart, user, config and stop/restart
+# example config (whose relative key paths resolve to nothing there: the allocator and
+# the fleet refuse it) and on one whose key paths are rewritten to absolute paths of keys
+# made by the installed `gamefn keygen`; each unit's ExecStart, user, config and stop/restart
 # settings; and `systemd-analyze verify` of every unit where that command exists.
 # Touches nothing outside its temporary directory; starts no server.
 # Usage: tests/install_test.sh CMAKE BUILD_DIR SOURCE_DIR PREFIX BINDIR SYSCONFDIR DATADIR
@@ -59,11 +60,20 @@ for fn in $fns; do
   bin="$root/$bindir/gamefn-$fn"
   out="$("$bin" --version)" || fail "gamefn-$fn --version exits $?"
   [[ "$out" =~ ^$fn\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "gamefn-$fn --version printed '$out'"
-  for c in "$conf" "$prod"; do
-    out="$("$bin" --config "$c" --check-config 2>&1)" ||
-      fail "gamefn-$fn --config $c --check-config: $out"
-    [ "$out" = "$fn: $c: ok" ] || fail "gamefn-$fn --check-config printed '$out'"
-  done
+  out="$("$bin" --config "$prod" --check-config 2>&1)" ||
+    fail "gamefn-$fn --config $prod --check-config: $out"
+  [ "$out" = "$fn: $prod: ok" ] || fail "gamefn-$fn --check-config printed '$out'"
+  # The example's relative key paths name no file from here: the two functions that
+  # read key files must say so (exit 2), the others do not read them.
+  rc=0
+  out="$("$bin" --config "$conf" --check-config 2>&1)" || rc=$?
+  case "$fn" in
+    allocator | fleet)
+      [ "$rc" = 2 ] && [[ "$out" == *"key not loaded"* ]] ||
+        fail "gamefn-$fn --check-config on unreadable keys: exit $rc, '$out'" ;;
+    *) [ "$rc" = 0 ] && [ "$out" = "$fn: $conf: ok" ] ||
+        fail "gamefn-$fn --check-config $conf: exit $rc, '$out'" ;;
+  esac
 done
 for c in "$conf" "$prod"; do
   "$root/$bindir/gamefn" --config "$c" check-config >/dev/null || fail "gamefn check-config $c"

@@ -3,6 +3,7 @@
  * signed join tokens, and assigns its tickets (docs/PROTOCOL.md §7,
  * docs/MATCHMAKING.md "Allocation").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,20 @@ static void alloc_fini(gf_fn *fn)
     sodium_memzero(st->sk, sizeof st->sk);
     free(st);
     gf_fn_set_state(fn, NULL);
+}
+
+/* The signing key file must load: found by --check-config, and before connecting. */
+static gf_err alloc_check(const gf_config *cfg, const void *section, char *why, size_t why_size)
+{
+    (void)cfg;
+    const alloc_config *c = section;
+    uint8_t sk[GF_WIRE_JOIN_SK_LEN];
+    char reason[400];
+    gf_err err = gf_join_secret_load(c->signing_key, sk, NULL, reason, sizeof reason);
+    sodium_memzero(sk, sizeof sk);
+    if (err != GF_OK)
+        snprintf(why, why_size, "signing key not loaded: %s", reason);
+    return err == GF_OK ? GF_OK : GF_ERR_CONFIG;
 }
 
 static gf_err alloc_init(gf_fn *fn)
@@ -96,6 +111,7 @@ static const gf_function allocator_function = {
     .endpoints = endpoints,
     .endpoints_len = sizeof endpoints / sizeof endpoints[0],
     .buckets = buckets,
+    .check = alloc_check,
     .init = alloc_init,
     .fini = alloc_fini,
 };

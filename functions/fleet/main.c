@@ -3,6 +3,7 @@
  * warm pool is published for orchestrator adapters (docs/PROTOCOL.md §8,
  * docs/MATCHMAKING.md "Fleet").
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,27 +44,37 @@ static gf_err load_keys(fleet_state *st)
 }
 
 /* Every datacenter the matcher may choose must be one servers can register in, or its
- * matches would always find no server. Checked when the config file has a matcher
- * section (a fleet-only deployment has none). */
-static gf_err check_matcher_datacenters(gf_fn *fn, const fleet_config *cfg)
+ * matches would always find no server (checked when the file has a matcher section: a
+ * fleet-only deployment has none); and every join key file must load. Found by
+ * --check-config, and before connecting. */
+static gf_err fleet_check(const gf_config *file, const void *section, char *why, size_t why_size)
 {
+    const fleet_config *cfg = section;
     gf_config *mm = NULL;
     gf_config_error cerr;
-    if (gf_mm_config_load(gf_fn_config(fn)->path, &mm, &cerr) != GF_OK) {
-        gf_log_debug("no matcher section to compare datacenters with", NULL);
-        return GF_OK;
-    }
-    const gf_mm_config *m = gf_config_function(mm);
     gf_err err = GF_OK;
-    for (size_t i = 0; i < m->matchmaking.datacenters_len; i++) {
-        const char *name = m->matchmaking.datacenters[i].name;
-        if (!fleet_config_dc(cfg, name)) {
-            gf_log_error("a matcher datacenter is not in functions.fleet.datacenters",
-                         "datacenter=%s", name);
+    if (gf_mm_config_load(file->path, &mm, &cerr) == GF_OK) {
+        const gf_mm_config *m = gf_config_function(mm);
+        for (size_t i = 0; err == GF_OK && i < m->matchmaking.datacenters_len; i++) {
+            const char *name = m->matchmaking.datacenters[i].name;
+            if (!fleet_config_dc(cfg, name)) {
+                snprintf(why, why_size,
+                         "matcher datacenter %s is not in functions.fleet.datacenters", name);
+                err = GF_ERR_CONFIG;
+            }
+        }
+        gf_config_free(mm);
+    }
+    for (size_t i = 0; err == GF_OK && i < cfg->join_keys_len; i++) {
+        uint8_t pk[GF_WIRE_JOIN_PK_LEN];
+        char reason[400];
+        if (gf_join_key_read(cfg->join_keys[i].public_key, false, pk, reason, sizeof reason) !=
+            GF_OK) {
+            snprintf(why, why_size, "join key not loaded (key_id %s): %s", cfg->join_keys[i].key_id,
+                     reason);
             err = GF_ERR_CONFIG;
         }
     }
-    gf_config_free(mm);
     return err;
 }
 
@@ -96,9 +107,7 @@ static gf_err fleet_init(gf_fn *fn)
     st->instance_id = gf_fn_instance_id(fn);
     st->nc = gf_fn_nats(fn);
     st->js = gf_fn_js(fn);
-    gf_err err = check_matcher_datacenters(fn, st->cfg);
-    if (err == GF_OK)
-        err = load_keys(st);
+    gf_err err = load_keys(st); /* checked before connecting; read again for the bytes */
     if (err == GF_OK)
         err = gf_kv_open(st->js, "fleet", &st->fleet_kv);
     if (err == GF_OK)
@@ -164,6 +173,7 @@ static const gf_function fleet_function = {
     .endpoints = endpoints,
     .endpoints_len = sizeof endpoints / sizeof endpoints[0],
     .buckets = buckets,
+    .check = fleet_check,
     .init = fleet_init,
     .fini = fleet_fini,
 };

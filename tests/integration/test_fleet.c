@@ -398,7 +398,9 @@ static void cli_keygen_refuses_to_overwrite(void **state)
 }
 
 /* A key file the allocator or the fleet cannot read is a configuration mistake: exit 2
- * (not 1, which systemd's Restart=on-failure would retry every 5 s). */
+ * (not 1, which systemd's Restart=on-failure would retry every 5 s), found by
+ * --check-config as well as at start — and at start before connecting: with NATS
+ * stopped the function still exits at once instead of retrying the connection. */
 static void unreadable_keys_exit_2(void **state)
 {
     (void)state;
@@ -407,14 +409,36 @@ static void unreadable_keys_exit_2(void **state)
     static const struct {
         const char *key, *bin, *log_line;
     } cases[] = {{"test.key", ALLOCATOR_BIN, "signing key not loaded"},
-                 {"test.pub", FLEET_BIN, "join key not loaded"}};
+                 {"test.pub", FLEET_BIN, "join key not loaded (key_id test)"}};
+    char bin[512], log[400];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gf_fnenv_binary(cases[i].bin, bin, sizeof bin);
+        snprintf(log, sizeof log, "%s/check-%zu.log", e.fn.dir, i);
+        char *argv[] = {bin, "--config", e.fn.config_path, "--check-config", NULL};
+        gf_proc c = {0};
+        assert_int_equal(gf_proc_spawn(&c, argv, NULL, log), 0);
+        assert_int_equal(gf_proc_wait(&c, 10000), 0);
+        assert_true(gf_proc_exited_with(&c, 0)); /* the keys are there */
+        gf_proc_cleanup(&c);
+
         char path[400];
         snprintf(path, sizeof path, "%s/%s", e.fn.dir, cases[i].key);
         assert_int_equal(remove(path), 0);
+        snprintf(log, sizeof log, "%s/check-nokey-%zu.log", e.fn.dir, i);
+        assert_int_equal(gf_proc_spawn(&c, argv, NULL, log), 0);
+        assert_int_equal(gf_proc_wait(&c, 10000), 0);
+        if (!gf_proc_exited_with(&c, 2))
+            gf_proc_dump_log(&c, 20);
+        assert_true(gf_proc_exited_with(&c, 2));
+        assert_true(gf_fnenv_log_count(&c, cases[i].log_line) > 0);
+        assert_true(gf_fnenv_log_count(&c, ": ok") == 0);
+        gf_proc_cleanup(&c);
+    }
+    assert_int_equal(gf_natsd_stop(e.fn.natsd), 0); /* a start must not wait for NATS */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gf_proc p = {0};
         assert_int_equal(gf_fnenv_spawn(&e.fn, &p, cases[i].bin, "nokey", NULL), 0);
-        assert_int_equal(gf_proc_wait(&p, 15000), 0);
+        assert_int_equal(gf_proc_wait(&p, 5000), 0);
         if (!gf_proc_exited_with(&p, 2))
             gf_proc_dump_log(&p, 20);
         assert_true(gf_proc_exited_with(&p, 2));

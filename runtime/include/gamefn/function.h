@@ -14,14 +14,13 @@
  *   int main(int argc, char **argv) { return gf_function_main(&echo, argc, argv); }
  *
  * gf_function_main() then: parses flags (--config, --instance, --check-config,
- * --version, --help), loads the config (GAMEFN_CONFIG or config/gamefn.yaml),
- * connects (retrying until NATS is reachable), provisions the JetStream assets the
- * function needs, calls init, starts every endpoint and $SRV discovery, and waits.
- * On SIGTERM or SIGINT it stops taking new work, lets in-flight handlers finish and
- * acks their messages (a pull message fetched but not yet started is nak'd; a
- * partitioned endpoint gives its partitions back), drains the connection, calls fini
- * and exits 0 — all within runtime.drain_timeout (+ one fetch expiry for pull
- * endpoints).
+ * --version, --help), loads the config (GAMEFN_CONFIG or config/gamefn.yaml) and runs
+ * the function's check, connects (retrying until NATS is reachable), provisions the JetStream
+ * assets the function needs, calls init, starts every endpoint and $SRV discovery, and waits. On
+ * SIGTERM or SIGINT it stops taking new work, lets in-flight handlers finish and acks their
+ * messages (a pull message fetched but not yet started is nak'd; a partitioned endpoint gives its
+ * partitions back), drains the connection, calls fini and exits 0 — all within
+ * runtime.drain_timeout (+ one fetch expiry for pull endpoints).
  *
  * Threads: see gamefn/endpoint.h for the handlers. init and fini run on the main
  * thread, which otherwise only waits for signals.
@@ -51,6 +50,10 @@ typedef struct gf_function {
      * endpoint, the lease bucket of a tick endpoint) is provisioned automatically. */
     const char *const *streams;
     const char *const *buckets;
+    /* What the section's table cannot check: the files it names (keys), its agreement
+     * with other sections. Run by --check-config and at start before connecting; a
+     * failure is a config error (exit 2, `why` printed). Reads only; may be NULL. */
+    gf_err (*check)(const gf_config *cfg, const void *section, char *why, size_t why_size);
     gf_err (*init)(gf_fn *fn); /* after provisioning, before endpoints start; may be NULL */
     void (*fini)(gf_fn *fn);   /* after endpoints stopped; may be NULL */
 } gf_function;

@@ -431,6 +431,13 @@ int gf_function_main(const gf_function *def, int argc, char **argv)
         code = EXIT_USAGE;
         goto out;
     }
+    char check_why[512];
+    if (def->check &&
+        def->check(fn->cfg, gf_config_function(fn->cfg), check_why, sizeof check_why) != GF_OK) {
+        fprintf(stderr, "%s: %s: %s\n", def->name, opts.config_path, check_why);
+        code = EXIT_USAGE;
+        goto out;
+    }
     if (opts.check_config) {
         printf("%s: %s: ok\n", def->name, opts.config_path);
         code = EXIT_CLEAN;
