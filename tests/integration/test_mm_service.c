@@ -14,6 +14,8 @@
  *    violation, no half-assigned match (mm_check_clean).
  *  - nats-server restarted while tickets flow: clients retry with the same idempotency
  *    key (what PROTOCOL.md §3 asks), the functions reconnect, and the same holds.
+ *  - A ticker, a matcher and an allocator paused (SIGSTOP) past their leases, then
+ *    woken: the same holds, and no server is left ALLOCATED once the games are over.
  *
  * Under the sanitizers the ticket counts are divided (GAMEFN_SCALE_DIVISOR): the same
  * scenarios, slower processes.
@@ -32,6 +34,7 @@
 
 #include "fleet_support.h"
 #include "gamefn/clock.h"
+#include "gamefn/kv.h"
 #include "gamefn/tickets/record.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "gamesim.h"
@@ -358,6 +361,55 @@ static void restart_nats(stack *s)
     assert_int_equal(gf_natsd_restart(s->e.fn.natsd), 0);
 }
 
+/* A pause (SIGSTOP) is the fault a kill is not: the process wakes up later believing
+ * it still holds what it held — a matcher its claims, an allocator its fetched Matches
+ * and the server it took, a ticker its lease — after each has passed to another replica
+ * (claim_lease 4 s, the first redelivery 3 s, the tick lease 3 ticks). */
+enum { PAUSE_MS = 6000 };
+static int64_t paused_at_ms;
+
+static void pause_replicas(stack *s)
+{
+    fprintf(stderr, "fault: SIGSTOP ticker t1, matcher m1, allocator a1\n");
+    paused_at_ms = gf_clock_mono_ms();
+    assert_int_equal(gf_proc_signal(&s->ticker, SIGSTOP), 0);
+    assert_int_equal(gf_proc_signal(&s->matcher[0], SIGSTOP), 0);
+    assert_int_equal(gf_proc_signal(&s->allocator[0], SIGSTOP), 0);
+}
+
+static void resume_replicas(stack *s)
+{
+    int64_t left = PAUSE_MS - (gf_clock_mono_ms() - paused_at_ms);
+    if (left > 0)
+        gf_clock_sleep_ms(left);
+    fprintf(stderr, "fault: SIGCONT after %lld ms\n",
+            (long long)(gf_clock_mono_ms() - paused_at_ms));
+    assert_int_equal(gf_proc_signal(&s->ticker, SIGCONT), 0);
+    assert_int_equal(gf_proc_signal(&s->matcher[0], SIGCONT), 0);
+    assert_int_equal(gf_proc_signal(&s->allocator[0], SIGCONT), 0);
+}
+
+/* Fleet records still ALLOCATED. */
+static size_t servers_allocated(stack *s)
+{
+    kvKeysList l = {0};
+    assert_int_equal(kvStore_Keys(&l, s->e.fleet, NULL), NATS_OK);
+    size_t n = 0;
+    for (int i = 0; i < l.Count; i++) {
+        kvEntry *en = NULL;
+        if (gf_kv_get(s->e.fleet, l.Keys[i], &en) != GF_OK)
+            continue; /* removed meanwhile */
+        Gamefn__V1__ServerRecord *r = gamefn__v1__server_record__unpack(
+            NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
+        assert_non_null(r);
+        n += r->state == GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED;
+        gamefn__v1__server_record__free_unpacked(r, NULL);
+        kvEntry_Destroy(en);
+    }
+    kvKeysList_Destroy(&l);
+    return n;
+}
+
 /* ---- the scenarios ----------------------------------------------------------------------- */
 
 static void check_ends(stack *s, book *b, size_t n)
@@ -413,11 +465,41 @@ static void nats_restart_under_load(void **state)
     down(&s);
 }
 
+/* A ticker, a matcher and an allocator paused past their leases while tickets flow, a
+ * second ticker standing by: the others carry on, the paused ones wake to find their
+ * claims, Matches and lease gone, and nothing they do then may break an invariant or
+ * keep a server: once every game is over no server is left ALLOCATED. */
+static void paused_replicas_wake_up(void **state)
+{
+    (void)state;
+    enum { N = 2000 / GAMEFN_SCALE_DIVISOR };
+    static stack s;
+    static book b;
+    up(&s, 2, 2);
+    assert_true(mm_spawn(&s.e.fn, &s.spare[0], "ticker", "t2"));
+    book_start(&b, &s.e.fn, N);
+    const fault faults[] = {{N / 4, pause_replicas}, {N / 2, resume_replicas}};
+    submit(&s, &b, N, faults, 2);
+    check_ends(&s, &b, N);
+    size_t allocated = 0;
+    for (int waited = 0; waited < 30000; waited += 200) {
+        if ((allocated = servers_allocated(&s)) == 0)
+            break;
+        gf_clock_sleep_ms(200);
+    }
+    if (allocated)
+        fprintf(stderr, "%zu servers still ALLOCATED with every ticket ended\n", allocated);
+    assert_int_equal(allocated, 0);
+    book_free(&b);
+    down(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(three_matchers_two_allocators),
         cmocka_unit_test(nats_restart_under_load),
+        cmocka_unit_test(paused_replicas_wake_up),
     };
     const char *only = getenv("GAMEFN_TEST_FILTER");
     if (only && only[0])
