@@ -8,7 +8,8 @@
  * their reason in `dlq_reasons` while the consumer keeps going; a poison event
  * dead-lettered, then — fixed — re-driven twice and applied once. And SIGKILL at the two
  * worst moments of a batch, decided by the fixture itself rather than by timing: halfway
- * through applying it, and after its effects are stored but before its ack. Each test
+ * through applying it, and after its effects are stored but before its ack — and SIGSTOP
+ * at the same two moments, the replica woken after its partitions moved on. Each test
  * runs twice: with explicit acks, and with ack_policy all plus a linger (one ack per
  * batch, which also acks what precedes it — the poison's termination included).
  */
@@ -338,6 +339,17 @@ static void exactly_once_through_kills_replays_poison_and_redrives(void **state)
     gf_proc_cleanup(&b);
 }
 
+/* 100 score events from `source` (seq counting on), spread over the players, flushed. */
+static void wave(jsCtx *js, expect *x, const char *source, uint64_t *seq)
+{
+    for (int i = 0; i < 100; i++) {
+        ++*seq;
+        publish_score(js, x, source, *seq, (int)(*seq * 7 % PLAYERS), 1 + (int)(*seq % 9), NULL,
+                      true);
+    }
+    assert_int_equal(gf_ev_flush(js), 0);
+}
+
 /* Two replicas that SIGKILL themselves mid-batch (one in apply, one between the stored
  * effect and the ack) and one that survives; waves of events until both have died, then
  * every player's count and sum must be exact: nothing lost, nothing applied twice. */
@@ -359,12 +371,7 @@ static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
     uint64_t seq = 0;
     int waves = 0;
     for (; waves < 60 && (gf_proc_running(&b) || gf_proc_running(&c)); waves++) {
-        for (int i = 0; i < 100; i++) {
-            seq++;
-            publish_score(js, x, "gs-k", seq, (int)(seq * 7 % PLAYERS), 1 + (int)(seq % 9), NULL,
-                          true);
-        }
-        assert_int_equal(gf_ev_flush(js), 0);
+        wave(js, x, "gs-k", &seq);
         gf_clock_sleep_ms(200);
     }
     printf("sigkill: %d waves, %" PRIu64 " events; after-store replica %s, in-apply replica %s\n",
@@ -380,6 +387,69 @@ static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
     assert_true(gf_fnenv_stop(&a, 15000));
     gf_proc_cleanup(&b);
     gf_proc_cleanup(&c);
+}
+
+/* True while pid is stopped (SIGSTOP): its state in /proc/<pid>/stat is T. */
+static bool stopped(pid_t pid)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[len] = '\0';
+    const char *close = strrchr(text, ')'); /* "pid (comm) S ..." */
+    return close && close[1] == ' ' && close[2] == 'T';
+}
+
+/* The same two moments as above, but the replicas stop (SIGSTOP) instead of dying and
+ * wake 6 s later — past their partition leases (3 s) and ack waits (2 s), after the
+ * survivor has taken their partitions and applied the same events. A woken replica
+ * still holds its batch in memory (one half applied, one stored and not acked) and goes
+ * on as if nothing happened: every player's count and sum must still be exact. */
+static void sigstop_mid_batch_then_wake_doubles_nothing(void **state)
+{
+    cenv *ce = *state;
+    gf_fnenv *env = &ce->env;
+    jsCtx *js = ce->js;
+    expect *x = ce->x;
+    gf_proc a = {0}, b = {0}, c = {0};
+    char *after_store[] = {"TEST_CONSUMER_PAUSE_AFTER_STORE=3", NULL};
+    char *in_apply[] = {"TEST_CONSUMER_PAUSE_IN_APPLY=150", NULL};
+    assert_int_equal(gf_fnenv_spawn_ready(env, &a, CONSUMER, "test-consumer", "a", NULL), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, &b, CONSUMER, "test-consumer", "b", after_store), 0);
+    assert_int_equal(gf_fnenv_spawn_ready(env, &c, CONSUMER, "test-consumer", "c", in_apply), 0);
+    gf_clock_sleep_ms(1000); /* the partitions spread over the three */
+
+    uint64_t seq = 0;
+    int64_t both_stopped_at = 0;
+    for (int waves = 0; waves < 150; waves++) {
+        wave(js, x, "gs-p", &seq);
+        gf_clock_sleep_ms(100);
+        if (!both_stopped_at && stopped(b.pid) && stopped(c.pid))
+            both_stopped_at = gf_clock_mono_ms();
+        if (both_stopped_at && gf_clock_mono_ms() - both_stopped_at >= 6000)
+            break;
+    }
+    printf("sigstop: %" PRIu64 " events; after-store replica %s, in-apply replica %s\n", seq,
+           stopped(b.pid) ? "stopped" : "running", stopped(c.pid) ? "stopped" : "running");
+    assert_true(both_stopped_at > 0); /* each fault did happen */
+    assert_int_equal(kill(b.pid, SIGCONT), 0);
+    assert_int_equal(kill(c.pid, SIGCONT), 0);
+    for (int waves = 0; waves < 10; waves++) { /* the woken ones take work again */
+        wave(js, x, "gs-p", &seq);
+        gf_clock_sleep_ms(200);
+    }
+    assert_all_applied(ce, 60000);
+    gf_clock_sleep_ms(3000); /* a woken replica's late store would have landed */
+    want w = {x, -1};
+    assert_true(all_applied(env, &w));
+    assert_true(gf_proc_running(&b) && gf_proc_running(&c)); /* woken, not dead */
+
+    assert_true(gf_fnenv_stop(&a, 15000));
+    assert_true(gf_fnenv_stop(&b, 15000));
+    assert_true(gf_fnenv_stop(&c, 15000));
 }
 
 /* Messages in the effects bucket's stream: every effect write is one. */
@@ -423,10 +493,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(sigstop_mid_batch_then_wake_doubles_nothing, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(exactly_once_through_kills_replays_poison_and_redrives,
                                         setup_ack_all, teardown),
+        cmocka_unit_test_setup_teardown(sigstop_mid_batch_then_wake_doubles_nothing, setup_ack_all,
+                                        teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup_ack_all,
                                         teardown),
         cmocka_unit_test_setup_teardown(linger_gathers_a_trickle_into_fewer_writes, setup_linger,
