@@ -24,6 +24,7 @@
 
 #include "proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -381,4 +382,31 @@ int gf_proc_stat_field(pid_t pid, int field, unsigned long long *out)
             return -1;
     }
     return -1;
+}
+
+bool gf_proc_pid_stopped(pid_t pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool all = true;
+    int n = 0;
+    for (struct dirent *de; all && (de = readdir(d)) != NULL;) {
+        if (de->d_name[0] == '.')
+            continue;
+        char path[384], text[256];
+        snprintf(path, sizeof path, "%s/%s/stat", dir, de->d_name);
+        FILE *f = fopen(path, "r");
+        size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
+        if (f)
+            fclose(f);
+        text[len] = '\0';
+        const char *close = strrchr(text, ')'); /* "pid (comm) S ..." */
+        all = close && close[1] == ' ' && close[2] == 'T';
+        n++;
+    }
+    closedir(d);
+    return all && n > 0;
 }

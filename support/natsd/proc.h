@@ -57,4 +57,9 @@ void gf_proc_dump_file(const char *path, int max_lines);
  * clock ticks) of /proc/<pid>/stat, of any process. 0, or -1 (gone, or no such field). */
 int gf_proc_stat_field(pid_t pid, int field, unsigned long long *out);
 
+/* true once every thread of pid is stopped (SIGSTOP; state T in /proc/<pid>/task/<tid>/stat):
+ * kill(SIGSTOP) returns before the signal has stopped every thread, and a process that
+ * stops itself does so at a moment of its own choosing. false when pid is gone. */
+bool gf_proc_pid_stopped(pid_t pid);
+
 #endif

@@ -389,20 +389,6 @@ static void sigkill_mid_batch_loses_and_doubles_nothing(void **state)
     gf_proc_cleanup(&c);
 }
 
-/* True while pid is stopped (SIGSTOP): its state in /proc/<pid>/stat is T. */
-static bool stopped(pid_t pid)
-{
-    char path[64], text[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[len] = '\0';
-    const char *close = strrchr(text, ')'); /* "pid (comm) S ..." */
-    return close && close[1] == ' ' && close[2] == 'T';
-}
-
 /* The same two moments as above, but the replicas stop (SIGSTOP) instead of dying and
  * wake 6 s later — past their partition leases (3 s) and ack waits (2 s), after the
  * survivor has taken their partitions and applied the same events. A woken replica
@@ -427,13 +413,14 @@ static void sigstop_mid_batch_then_wake_doubles_nothing(void **state)
     for (int waves = 0; waves < 150; waves++) {
         wave(js, x, "gs-p", &seq);
         gf_clock_sleep_ms(100);
-        if (!both_stopped_at && stopped(b.pid) && stopped(c.pid))
+        if (!both_stopped_at && gf_proc_pid_stopped(b.pid) && gf_proc_pid_stopped(c.pid))
             both_stopped_at = gf_clock_mono_ms();
         if (both_stopped_at && gf_clock_mono_ms() - both_stopped_at >= 6000)
             break;
     }
     printf("sigstop: %" PRIu64 " events; after-store replica %s, in-apply replica %s\n", seq,
-           stopped(b.pid) ? "stopped" : "running", stopped(c.pid) ? "stopped" : "running");
+           gf_proc_pid_stopped(b.pid) ? "stopped" : "running",
+           gf_proc_pid_stopped(c.pid) ? "stopped" : "running");
     assert_true(both_stopped_at > 0); /* each fault did happen */
     assert_int_equal(kill(b.pid, SIGCONT), 0);
     assert_int_equal(kill(c.pid, SIGCONT), 0);

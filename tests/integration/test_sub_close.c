@@ -15,7 +15,6 @@
  * a closed connection: passed at once; KV watchers forgotten (gf_kv_watcher_forget) while
  * another connection keeps writing the key they watch.
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +33,7 @@
 #include "gamefn/conn.h"
 #include "gamefn/log.h"
 #include "natsd.h"
+#include "proc.h"
 
 typedef struct slow_cb {
     int sleep_ms;
@@ -178,44 +178,15 @@ static void forget_while_messages_arrive(void **state)
     assert_int_equal(natsConnection_Status(e->nc), NATS_CONN_STATUS_CONNECTED);
 }
 
-/* True once every thread of pid is stopped: kill(SIGSTOP) returns before the signal has
- * stopped the process, which may answer one more PING meanwhile. */
-static bool all_threads_stopped(pid_t pid)
-{
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return false;
-    bool all = true;
-    int n = 0;
-    for (struct dirent *de; all && (de = readdir(d)) != NULL;) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[384], text[256];
-        snprintf(path, sizeof path, "%s/%s/stat", dir, de->d_name);
-        FILE *f = fopen(path, "r");
-        size_t len = f ? fread(text, 1, sizeof text - 1, f) : 0;
-        if (f)
-            fclose(f);
-        text[len] = '\0';
-        const char *close = strrchr(text, ')'); /* "pid (comm) S ..." */
-        all = close && close[1] == ' ' && close[2] == 'T';
-        n++;
-    }
-    closedir(d);
-    return all && n > 0;
-}
-
 static void no_pong_is_not_passed(void **state)
 {
     env *e = *state;
     pid_t pid = gf_natsd_pid(e->srv);
     assert_true(pid > 0);
     assert_int_equal(kill(pid, SIGSTOP), 0);
-    for (int waited = 0; !all_threads_stopped(pid) && waited < 5000; waited += 5)
+    for (int waited = 0; !gf_proc_pid_stopped(pid) && waited < 5000; waited += 5)
         gf_clock_sleep_ms(5);
-    assert_true(all_threads_stopped(pid));
+    assert_true(gf_proc_pid_stopped(pid));
     int64_t t0 = gf_clock_mono_ms();
     bool passed = gf_sub_unsubscribed_passed(e->nc, 300);
     int64_t took = gf_clock_mono_ms() - t0;
