@@ -10,8 +10,10 @@
  *     picked up is aborted (CLAIM_EXPIRED) without waiting for a server;
  *   - a stale server (no heartbeat, not swept yet) is never allocated;
  *   - a server dies mid-match: it is removed and its players released;
- *   - SIGKILL of the allocator at every step: the match ends completed or returned,
- *     never half assigned, and no second server is taken; killed after taking a server
+ *   - SIGKILL of the allocator at every step, or a pause there past the redelivery
+ *     (then going on with what it held while another allocator settled the match): the
+ *     match ends completed or returned, never half assigned, and no second server is
+ *     taken; killed after taking a server
  *     that then leaves, the match is aborted by the fleet and returned;
  *   - a game over for the allocation while the allocator holds the server uncommitted:
  *     the fleet aborts the match before it frees the server, and the allocator, going on,
@@ -272,11 +274,30 @@ static void stale_server_never_allocated_and_dead_server_released(void **state)
     fleet_env_free(&e);
 }
 
-/* SIGKILL at each step: the match ends completed (every ticket ASSIGNED on one server,
- * COMMITTED) or returned (every ticket QUEUED, ABORTED, server FREE) — never mixed. */
-static void sigkill_at_every_step(void **state)
+/* An allocator stopped at `step` of a match — SIGKILLed, or the whole process stopped
+ * (SIGSTOP, its keeper thread too: no in-progress, so after the ack wait the Match is
+ * redelivered) for PAUSE_MS and then going on with what it held — while another allocator
+ * settles the match: it ends completed (every ticket ASSIGNED on one server, COMMITTED)
+ * or returned (every ticket QUEUED, ABORTED, server FREE) — never mixed, and never on a
+ * second server. */
+enum { PAUSE_MS = 5000, STEP_MS = 1000 };
+
+/* Matches instance <who>-<step> took from MATCHES ($SRV STATS num_requests), or -1. */
+static long matches_handled(fleet_env *e, const char *who, size_t step)
 {
-    (void)state;
+    char subject[96];
+    snprintf(subject, sizeof subject, "$SRV.STATS.allocator.%s-%zu", who, step);
+    natsMsg *reply = NULL;
+    if (natsConnection_RequestString(&reply, e->fn.nc, subject, "", 2000) != NATS_OK)
+        return -1;
+    const char *at = strstr(natsMsg_GetData(reply), "\"num_requests\":");
+    long n = at ? strtol(at + strlen("\"num_requests\":"), NULL, 10) : -1;
+    natsMsg_Destroy(reply);
+    return n;
+}
+
+static void stopped_at_every_step(bool paused)
+{
     static const char *steps[] = {"fenced", "server", "committed", "assigning", "assigned"};
     fleet_env e;
     gf_proc fleet = {0};
@@ -288,7 +309,11 @@ static void sigkill_at_every_step(void **state)
         snprintf(match, sizeof match, "m-kill-%zu", s);
         snprintf(ta, sizeof ta, "t-k%zu-a", s);
         snprintf(tb, sizeof tb, "t-k%zu-b", s);
-        snprintf(env_pause, sizeof env_pause, "GAMEFN_TEST_ALLOCATOR_PAUSE=%s", steps[s]);
+        if (paused)
+            snprintf(env_pause, sizeof env_pause, "GAMEFN_TEST_ALLOCATOR_PAUSE=%s:%d", steps[s],
+                     STEP_MS); /* long enough to be stopped there */
+        else
+            snprintf(env_pause, sizeof env_pause, "GAMEFN_TEST_ALLOCATOR_PAUSE=%s", steps[s]);
         snprintf(inst, sizeof inst, "victim-%zu", s);
         char *extra[] = {env_pause, NULL};
         gf_proc victim = {0}, rescuer = {0};
@@ -304,11 +329,22 @@ static void sigkill_at_every_step(void **state)
             gf_proc_dump_log(&victim, 30);
             fail_msg("allocator never reached step %s", steps[s]);
         }
-        gf_proc_signal(&victim, SIGKILL);
-        gf_proc_wait(&victim, 5000);
+        gf_proc_signal(&victim, paused ? SIGSTOP : SIGKILL);
+        if (paused) {
+            for (int waited = 0; !gf_proc_pid_stopped(victim.pid) && waited < 5000; waited += 5)
+                gf_clock_sleep_ms(5);
+            assert_true(gf_proc_pid_stopped(victim.pid));
+        } else {
+            gf_proc_wait(&victim, 5000);
+        }
 
         snprintf(inst, sizeof inst, "rescuer-%zu", s);
         fleet_env_spawn(&e, &rescuer, ALLOCATOR_BIN, "allocator", inst, NULL);
+        if (paused) { /* judge what both did: the rescuer meanwhile, the victim once woken */
+            gf_clock_sleep_ms(PAUSE_MS);
+            gf_proc_signal(&victim, SIGCONT);
+            gf_clock_sleep_ms(STEP_MS + 2000);
+        }
         /* The redelivery (ack wait 2 s) settles it one way or the other. */
         int outcome = 0;
         Gamefn__V1__TicketRecord *a = NULL, *b = NULL;
@@ -349,11 +385,17 @@ static void sigkill_at_every_step(void **state)
             gamefn__v1__server_record__free_unpacked(r, NULL);
         }
         assert_int_equal(allocated, outcome == COMMITTED ? 1 : 0);
-        fprintf(stderr, "killed at %-9s -> %s\n", steps[s],
+        fprintf(stderr, "%s at %-9s -> %s\n", paused ? "paused" : "killed", steps[s],
                 outcome == COMMITTED ? "completed" : "returned");
         gamefn__v1__ticket_record__free_unpacked(a, NULL);
         gamefn__v1__ticket_record__free_unpacked(b, NULL);
+        if (paused) { /* the Match was handled twice: the pause outlasted its ack wait */
+            long handled = matches_handled(&e, "rescuer", s) + matches_handled(&e, "victim", s);
+            assert_true(handled >= 2);
+        }
         assert_true(gf_fnenv_stop(&rescuer, 15000));
+        if (paused)
+            assert_true(gf_fnenv_stop(&victim, 15000));
         /* Free the server again for the next step (its game "ends"). */
         if (outcome == COMMITTED) {
             for (int k = 1; k <= 2; k++) {
@@ -369,6 +411,18 @@ static void sigkill_at_every_step(void **state)
     gf_gamesim_stop(sim);
     assert_true(gf_fnenv_stop(&fleet, 15000));
     fleet_env_free(&e);
+}
+
+static void sigkill_at_every_step(void **state)
+{
+    (void)state;
+    stopped_at_every_step(false);
+}
+
+static void paused_past_redelivery_at_every_step(void **state)
+{
+    (void)state;
+    stopped_at_every_step(true);
 }
 
 /* The fleet with one server registered by hand, and an allocator armed with
@@ -554,6 +608,7 @@ int main(void)
         cmocka_unit_test(datacenter_fallback_and_no_server),
         cmocka_unit_test(stale_server_never_allocated_and_dead_server_released),
         cmocka_unit_test(sigkill_at_every_step),
+        cmocka_unit_test(paused_past_redelivery_at_every_step),
         cmocka_unit_test(sigkill_then_server_lost_returns_the_match),
         cmocka_unit_test(game_over_before_commit_aborts_first),
         cmocka_unit_test(allocation_after_nats_restart),

@@ -487,6 +487,12 @@ static void paused_replicas_wake_up(void **state)
             break;
         gf_clock_sleep_ms(200);
     }
+    fprintf(stderr,
+            "woken allocator a1: %zu matches aborted, %zu refused; woken matcher m1: %zu "
+            "matches left to their lease\n",
+            fleet_log_count(&s.allocator[0], "match aborted"),
+            fleet_log_count(&s.allocator[0], "match refused"),
+            fleet_log_count(&s.matcher[0], "match left to its claims' lease"));
     if (allocated)
         fprintf(stderr, "%zu servers still ALLOCATED with every ticket ended\n", allocated);
     assert_int_equal(allocated, 0);
