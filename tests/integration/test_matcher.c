@@ -8,7 +8,8 @@
  *  - two matchers fed the same ticks race for the same tickets: claims decide, and
  *    every ticket still ends in exactly one match;
  *  - a matcher SIGKILLed between its claims: the claims' lease passes, another matcher
- *    aborts those matches (CLAIM_EXPIRED) and the tickets are matched later;
+ *    aborts those matches (CLAIM_EXPIRED) and the tickets are matched later; stopped
+ *    (SIGSTOP) there instead and woken once all are assigned: nothing changes;
  *  - the mirror re-syncs after a nats-server restart (tickets created afterwards match);
  *  - cancels racing claims: every cancel has exactly one outcome, and both sides agree.
  */
@@ -292,10 +293,11 @@ static void test_replicas_race(void **state)
 }
 
 /* A matcher SIGKILLed while it claims: its claims expire (2 s lease), the next matcher
- * aborts those matches through the commit record and matches the tickets again. */
-static void test_sigkill_between_claims(void **state)
+ * aborts those matches through the commit record and matches the tickets again.
+ * `paused`: stopped (SIGSTOP) instead, and woken once every ticket is assigned: it goes
+ * on claiming and publishing from what it read before, and nothing may change. */
+static void claims_interrupted(bool paused)
 {
-    (void)state;
     enum { N = 600 };
     static char ids[N][80];
     static stack sk;
@@ -313,8 +315,14 @@ static void test_sigkill_between_claims(void **state)
     int64_t deadline = gf_clock_mono_ms() + 10000;
     while (mm_bucket_seq(env, "tickets") < seq0 + 20 && gf_clock_mono_ms() < deadline)
         ;
-    gf_proc_signal(m1, SIGKILL);
-    assert_int_equal(gf_proc_wait(m1, 5000), 0);
+    gf_proc_signal(m1, paused ? SIGSTOP : SIGKILL);
+    if (paused) {
+        for (int waited = 0; !gf_proc_pid_stopped(m1->pid) && waited < 5000; waited += 5)
+            gf_clock_sleep_ms(5);
+        assert_true(gf_proc_pid_stopped(m1->pid));
+    } else {
+        assert_int_equal(gf_proc_wait(m1, 5000), 0);
+    }
     size_t claimed = 0;
     for (size_t i = 0; i < N; i++)
         claimed += mm_state(env, ids[i]) == ST(CLAIMED);
@@ -323,6 +331,18 @@ static void test_sigkill_between_claims(void **state)
     assert_true(mm_spawn(env, &sk.matcher[1], "matcher", "mt-2"));
     assert_true(mm_spawn(env, &sk.ticker, "ticker", "tk-1"));
     assert_true(all_assigned(env, sk.alloc, ids, N, NULL, 30000));
+    if (paused) {
+        uint64_t seq1 = mm_bucket_seq(env, "tickets");
+        gf_proc_signal(m1, SIGCONT);
+        gf_clock_sleep_ms(3000); /* its claims go on, its Matches reach the allocator */
+        assert_true(gf_proc_running(m1));
+        size_t assigned = 0;
+        for (size_t i = 0; i < N; i++)
+            assigned += mm_state(env, ids[i]) == ST(ASSIGNED);
+        fprintf(stderr, "woken: %llu ticket writes after waking, %zu of %d still ASSIGNED\n",
+                (unsigned long long)(mm_bucket_seq(env, "tickets") - seq1), assigned, N);
+        assert_int_equal(assigned, N);
+    }
     mm_audit au;
     mm_audit_run(env, &au);
     assert_clean(env, &au);
@@ -330,6 +350,18 @@ static void test_sigkill_between_claims(void **state)
     if (claimed > 0) /* the kill landed among the claims: released through the record */
         assert_true(au.returns_expired > 0 && au.aborted_expired > 0);
     down(&sk);
+}
+
+static void test_sigkill_between_claims(void **state)
+{
+    (void)state;
+    claims_interrupted(false);
+}
+
+static void test_paused_between_claims_wakes(void **state)
+{
+    (void)state;
+    claims_interrupted(true);
 }
 
 /* After a nats-server restart the functions reconnect and the matcher's mirror
@@ -426,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_stale_lease_ticks_dropped),
         cmocka_unit_test(test_replicas_race),
         cmocka_unit_test(test_sigkill_between_claims),
+        cmocka_unit_test(test_paused_between_claims_wakes),
         cmocka_unit_test(test_resync_after_restart),
         cmocka_unit_test(test_cancel_races_claim),
     };
