@@ -410,3 +410,12 @@ bool gf_proc_pid_stopped(pid_t pid)
     closedir(d);
     return all && n > 0;
 }
+
+bool gf_proc_pid_stop(pid_t pid, int timeout_ms)
+{
+    if (kill(pid, SIGSTOP) != 0)
+        return false;
+    for (int waited = 0; !gf_proc_pid_stopped(pid) && waited < timeout_ms; waited += 5)
+        gf_clock_sleep_ms(5);
+    return gf_proc_pid_stopped(pid);
+}

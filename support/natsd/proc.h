@@ -62,4 +62,7 @@ int gf_proc_stat_field(pid_t pid, int field, unsigned long long *out);
  * stops itself does so at a moment of its own choosing. false when pid is gone. */
 bool gf_proc_pid_stopped(pid_t pid);
 
+/* Sends SIGSTOP to pid and waits (up to timeout_ms) until every thread is stopped. */
+bool gf_proc_pid_stop(pid_t pid, int timeout_ms);
+
 #endif

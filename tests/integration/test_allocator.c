@@ -329,12 +329,10 @@ static void stopped_at_every_step(bool paused)
             gf_proc_dump_log(&victim, 30);
             fail_msg("allocator never reached step %s", steps[s]);
         }
-        gf_proc_signal(&victim, paused ? SIGSTOP : SIGKILL);
         if (paused) {
-            for (int waited = 0; !gf_proc_pid_stopped(victim.pid) && waited < 5000; waited += 5)
-                gf_clock_sleep_ms(5);
-            assert_true(gf_proc_pid_stopped(victim.pid));
+            assert_true(gf_proc_pid_stop(victim.pid, 5000));
         } else {
+            gf_proc_signal(&victim, SIGKILL);
             gf_proc_wait(&victim, 5000);
         }
 

@@ -315,12 +315,10 @@ static void claims_interrupted(bool paused)
     int64_t deadline = gf_clock_mono_ms() + 10000;
     while (mm_bucket_seq(env, "tickets") < seq0 + 20 && gf_clock_mono_ms() < deadline)
         ;
-    gf_proc_signal(m1, paused ? SIGSTOP : SIGKILL);
     if (paused) {
-        for (int waited = 0; !gf_proc_pid_stopped(m1->pid) && waited < 5000; waited += 5)
-            gf_clock_sleep_ms(5);
-        assert_true(gf_proc_pid_stopped(m1->pid));
+        assert_true(gf_proc_pid_stop(m1->pid, 5000));
     } else {
+        gf_proc_signal(m1, SIGKILL);
         assert_int_equal(gf_proc_wait(m1, 5000), 0);
     }
     size_t claimed = 0;
