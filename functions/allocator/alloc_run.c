@@ -4,8 +4,9 @@
  *
  *   0. matches/<m> decided already (a redelivery)? COMMITTED: finish the ticket writes;
  *      ABORTED: return what is still claimed, free the server. Ack.
- *   1. fencing: every ticket still CLAIMED by m, else follow matches/<m> (whoever took
- *      a ticket away decided it first), or refuse a Match nobody decided (on_lost); the
+ *   1. fencing: every ticket still CLAIMED by m, each claim carrying this Match's digest
+ *      (what the matcher formed), else follow matches/<m> (whoever took a ticket away
+ *      decided it first), or refuse a Match nobody decided (on_lost); the
  *      claims' lease already over (picked up late, from a backlog): abort (CLAIM_EXPIRED).
  *   2. a server: the one already ALLOCATED to m (a previous delivery took it), else a
  *      FREE fresh one by CAS, trying Match.datacenters best first, waiting for one
@@ -33,6 +34,7 @@
 #include "gamefn/function.h"
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
+#include "gamefn/tickets/claim_digest.h"
 #include "gamefn/tickets/outcome.h"
 #include "gamefn/tickets/record.h"
 #include "mmstore.h"
@@ -216,42 +218,56 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
     return err;
 }
 
-/* The fencing check: the first ticket not CLAIMED by this match, or NULL when all are;
- * *ours counts those that are. *err is set on a read failure. Every ticket is read in
- * one batch; the records are kept for the ticket writes. */
-static const char *fence(job *j, size_t *ours, gf_err *err)
+/* What the fencing check found. */
+typedef struct fenced {
+    const char *lost;    /* the first ticket not CLAIMED by this match, or NULL */
+    const char *differs; /* the first CLAIMED by it whose claim names another Match, or NULL */
+    size_t ours;         /* tickets CLAIMED by this match id */
+    size_t legacy;       /* of those, claims without a digest (an older matcher) */
+} fenced;
+
+/* The fencing check: every ticket CLAIMED by this match, with a claim whose digest is
+ * this Match's (gamefn/tickets/claim_digest.h). Every ticket is read in one batch; the
+ * records are kept for the ticket writes. GF_OK unless a read failed. */
+static gf_err fence(job *j, const uint8_t digest[GF_CLAIM_DIGEST_LEN], fenced *f)
 {
     size_t n = j->am.n_tickets;
     uint8_t **vals = calloc(n, sizeof *vals);
     size_t *lens = calloc(n, sizeof *lens);
     gf_err *errs = calloc(n, sizeof *errs);
-    const char *lost = NULL;
-    *ours = 0;
+    *f = (fenced){0};
     j->read = calloc(n, sizeof *j->read);
     j->read_rev = calloc(n, sizeof *j->read_rev);
-    *err = vals && lens && errs && j->read && j->read_rev ? GF_OK : GF_ERR_NOMEM;
-    if (*err == GF_OK)
+    gf_err err = vals && lens && errs && j->read && j->read_rev ? GF_OK : GF_ERR_NOMEM;
+    if (err == GF_OK)
         gf_mmstore_get_batch(j->st->store, GF_MM_TICKETS, (const char *const *)j->am.ticket_ids, n,
                              vals, lens, j->read_rev, errs);
-    for (size_t i = 0; *err == GF_OK && i < n; i++) {
+    for (size_t i = 0; err == GF_OK && i < n; i++) {
         gf_err e = errs[i];
         if (e == GF_OK)
             e = gf_ticket_decode(vals[i], lens[i], j->am.ticket_ids[i], &j->read[i], NULL);
         const Gamefn__V1__TicketRecord *rec = j->read[i];
         bool claimed = e == GF_OK && rec->state == GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED &&
                        rec->claim && strcmp(rec->claim->match_id, j->am.m->match_id) == 0;
-        *ours += claimed;
-        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID)
-            *err = e;
-        else if (!claimed && !lost)
-            lost = j->am.ticket_ids[i];
+        if (e != GF_OK && e != GF_ERR_NOT_FOUND && e != GF_ERR_INVALID) {
+            err = e;
+        } else if (!claimed) {
+            if (!f->lost)
+                f->lost = j->am.ticket_ids[i];
+        } else {
+            f->ours++;
+            gf_claim_digest_verdict v = gf_claim_digest_verdict_of(rec->claim, digest);
+            f->legacy += v == GF_CLAIM_DIGEST_NONE;
+            if (v == GF_CLAIM_DIGEST_DIFFERS && !f->differs)
+                f->differs = j->am.ticket_ids[i];
+        }
     }
     for (size_t i = 0; vals && i < n; i++)
         free(vals[i]);
     free(vals);
     free(lens);
     free(errs);
-    return *err == GF_OK ? lost : NULL;
+    return err;
 }
 
 static void forget_reads(job *j)
@@ -417,21 +433,28 @@ static gf_err read_outcome(job *j, Gamefn__V1__MatchOutcome **o)
     return err == GF_ERR_NOT_FOUND ? GF_OK : err;
 }
 
-/* A ticket of the Match is not CLAIMED by it. Whoever takes a claimed ticket from its
- * match creates matches/<m> ABORTED first (PROTOCOL.md §7), so behind a real Match the
- * record is there: *o is it, to follow. Without one the Match disagrees with the tickets:
- * forged, a replay, or a ticket deleted by hand. Aborting it would let anyone who may
- * publish a Match kill a real match by naming its id with a foreign ticket, so nothing
- * is written and the Match is refused (GF_ERR_PERMANENT); a real match that lost a
- * ticket that way is returned by a matcher when its claims' lease ends. */
-static gf_err on_lost(job *j, const char *lost, size_t ours, Gamefn__V1__MatchOutcome **o)
+/* A ticket of the Match is not CLAIMED by it, or its claim names another Match (its
+ * digest differs: the Match has the real id but not what the matcher formed). Whoever
+ * takes a claimed ticket from its match creates matches/<m> ABORTED first (PROTOCOL.md
+ * §7), so behind a real Match the record is there: *o is it, to follow. Without one the
+ * Match disagrees with the tickets: forged, a replay, or a ticket deleted by hand.
+ * Aborting it would let anyone who may publish a Match kill a real match by naming its
+ * id with a foreign ticket or a subset, so nothing is written and the Match is refused
+ * (GF_ERR_PERMANENT); a real match left so (its Match deduplicated away by a forged one
+ * with its Nats-Msg-Id) is returned by a matcher when its claims' lease ends. */
+static gf_err on_lost(job *j, const fenced *f, Gamefn__V1__MatchOutcome **o)
 {
     gf_err err = read_outcome(j, o);
     if (err != GF_OK || *o)
         return err;
-    gf_log_warn("match refused: its tickets are not claimed by it",
-                "match=%s ticket=%s claimed=%zu of=%zu decided=no", j->am.m->match_id, lost, ours,
-                j->am.n_tickets);
+    if (f->lost)
+        gf_log_warn("match refused: its tickets are not claimed by it",
+                    "match=%s ticket=%s claimed=%zu of=%zu decided=no", j->am.m->match_id, f->lost,
+                    f->ours, j->am.n_tickets);
+    else
+        gf_log_warn("match refused: its claims name another match",
+                    "match=%s ticket=%s claimed=%zu of=%zu decided=no", j->am.m->match_id,
+                    f->differs, f->ours, j->am.n_tickets);
     return GF_ERR_PERMANENT;
 }
 
@@ -445,17 +468,27 @@ static gf_err allocate(job *j)
      * ticket away (a cancel, an expired claim): the fencing check then fails and finds
      * that decision. A redelivery reads the record first. */
     gf_err err = j->msg->num_delivered > 1 ? read_outcome(j, &o) : GF_OK;
+    uint8_t digest[GF_CLAIM_DIGEST_LEN];
+    if (err == GF_OK && !o && gf_claim_digest_of(m, digest) != GF_OK)
+        err = GF_ERR_PERMANENT; /* cannot be: alloc_match_check bounds the tickets */
     if (err == GF_OK && !o) {
-        size_t ours = 0;
-        const char *lost = fence(j, &ours, &err);
-        if (err == GF_OK && lost) {
-            err = on_lost(j, lost, ours, &o);
+        fenced f;
+        err = fence(j, digest, &f);
+        if (err == GF_OK && (f.lost || f.differs)) {
+            err = on_lost(j, &f, &o);
             /* A first delivery of a match committed already: a replay (a real Match is
              * stored once, by its Msg-Id). What the record says is finished all the same. */
             replay =
                 o && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
-        } else if (err == GF_OK && m->claim_expires_unix_ms > 0 &&
-                   gf_clock_unix_ms() >= m->claim_expires_unix_ms)
+        } else if (err == GF_OK && f.legacy > 0) {
+            /* Claims written by a matcher older than the digest (a rolling upgrade): they
+             * cannot say what their match is, so the Match is taken as it comes, as
+             * before. */
+            gf_log_info("match fenced on claims without a digest (an older matcher)",
+                        "match=%s claims=%zu of=%zu", m->match_id, f.legacy, j->am.n_tickets);
+        }
+        if (err == GF_OK && !o && m->claim_expires_unix_ms > 0 &&
+            gf_clock_unix_ms() >= m->claim_expires_unix_ms)
             /* Picked up after its claims' lease (a backlog): a matcher may be aborting it
              * right now and matching its tickets again. Do what it would (PROTOCOL.md
              * §7: an allocator does not start a match it cannot commit within the lease)

@@ -75,6 +75,7 @@ gf_err matcher_start(matcher *m, const gf_mm_config *cfg, natsConnection *nc, js
     m->cfg = cfg;
     m->nc = nc;
     m->instance_id = instance_id;
+    gf_test_pause_arm(&m->pause, "GAMEFN_TEST_MATCHER_PAUSE");
     gf_err err = gf_mm_tables_build(&cfg->matchmaking, &m->tables, why, why_size);
     if (err == GF_OK)
         err = check_ttl(&m->tables, cfg, tickets_ttl_ms, why, why_size);

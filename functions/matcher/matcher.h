@@ -37,6 +37,7 @@
 
 #include "gamefn/match/tick.h"
 #include "gamefn/match/wait.h"
+#include "gamefn/test_pause.h"
 #include "gamefn/tickets/config.h"
 #include "mirror.h"
 #include "mmstore.h"
@@ -69,6 +70,9 @@ typedef struct matcher {
     mm_group groups[GF_MATCH_MAX_QUEUES];
     size_t ngroups;
     matcher_counters n;
+    /* GAMEFN_TEST_MATCHER_PAUSE=claimed[:<ms>] (gamefn/test_pause.h): tests stop the
+     * matcher after a tick's claims are written, before its Matches are published. */
+    gf_test_pause pause;
 } matcher;
 
 /* Builds the tables, binds the store, starts the mirror and subscribes the groups

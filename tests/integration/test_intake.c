@@ -249,7 +249,7 @@ static void claim_directly(fixture *f, const char *id, const char *match_id)
     assert_int_equal(gf_ticket_decode((const uint8_t *)kvEntry_Value(e),
                                       (size_t)kvEntry_ValueLen(e), id, &rec, NULL),
                      GF_OK);
-    const gf_ticket_claim_args a = {"matcher-x", match_id, gf_clock_unix_ms() + 60000};
+    const gf_ticket_claim_args a = {"matcher-x", match_id, gf_clock_unix_ms() + 60000, NULL};
     assert_int_equal(gf_ticket_claim(rec, &a, gf_clock_unix_ms(), &next, NULL), GF_OK);
     assert_int_equal(gf_ticket_pack(&next.rec, &buf, &len), GF_OK);
     assert_int_equal(kvStore_Update(NULL, f->tickets, id, buf, (int)len, kvEntry_Revision(e)),

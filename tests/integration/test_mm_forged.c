@@ -6,13 +6,20 @@
  *     exist, and a real match's id with one of its tickets and a foreign one: each is
  *     terminated, nothing is written (no ticket, no commit record, no server), and the
  *     real match is then assigned as if nothing had happened;
+ *   - naming only tickets claimed by the real match's id, whose claims carry the digest
+ *     of the Match formed (gamefn/tickets/claim_digest.h), but a subset of them, other
+ *     datacenters, or the teams swapped: terminated, nothing written; the real Match is
+ *     allocated when it comes;
+ *   - claims without a digest (an older matcher): the Match is allocated as before;
  *   - the real match replayed once ASSIGNED (another Nats-Msg-Id), alone and mixed with
  *     a foreign ticket: terminated, no ticket rewritten, no second server, no token;
  *   - with the whole service: a copy of a real Match naming one of its two tickets,
- *     allocated first (it cannot be told from the real one: the claims do not say how
- *     many tickets their match has), commits that ticket alone; the one left out is back
- *     in the pool (MATCH_DROPPED, its queue time kept) once its claim's lease ends, is
- *     matched again, and the checker finds nothing wrong.
+ *     allocated first, is refused with nothing written, and the real Match, arriving
+ *     late, is allocated; a forged Match published under the real one's Nats-Msg-Id
+ *     before the matcher publishes (the matcher paused between claims and publish), so
+ *     that the real one is dropped as a duplicate: refused, and the tickets go back to
+ *     the pool when their claims' lease ends (CLAIM_EXPIRED, queue time kept) and are
+ *     matched again; the checker finds nothing wrong.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,26 +33,34 @@
 
 #include "fleet_support.h"
 #include "gamefn/clock.h"
+#include "gamefn/kv.h"
 #include "gamefn/subjects.h"
+#include "gamefn/tickets/claim_digest.h"
+#include "gamefn/tickets/outcome.h"
 #include "mm_support.h"
+#include "simstack.h"
 
 #define QUEUED    GAMEFN__V1__TICKET_STATE__TICKET_STATE_QUEUED
 #define CLAIMED   GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED
 #define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 #define COMMITTED 1
+#define ABORTED   2
 
-enum { N_WATCHED = 3 };
-static const char *const watched[N_WATCHED] = {"t-q1", "t-r1", "t-r2"};
+enum { N_WATCHED = 5, SIMS_MAX = 3 };
+static const char *const watched[N_WATCHED] = {"t-q1", "t-r1", "t-r2", "t-d1", "t-d2"};
+static const char other_match[] = "match refused: its claims name another match";
+static const char legacy[] = "match fenced on claims without a digest (an older matcher)";
 
 /* The servers allocated to `match` (NULL: to any match). */
 static int allocated_to(fleet_env *e, const char *match)
 {
     int n = 0;
-    for (int k = 1; k <= 2; k++) {
+    for (int k = 1; k <= SIMS_MAX; k++) {
         char id[16];
         snprintf(id, sizeof id, "sim-eu-%d", k);
         Gamefn__V1__ServerRecord *r = fleet_record(e, "eu", id);
-        assert_non_null(r);
+        if (!r)
+            continue; /* fewer simulated servers */
         bool taken = r->allocated_match_id && r->allocated_match_id[0];
         n += taken && (!match || strcmp(r->allocated_match_id, match) == 0);
         gamefn__v1__server_record__free_unpacked(r, NULL);
@@ -53,10 +68,37 @@ static int allocated_to(fleet_env *e, const char *match)
     return n;
 }
 
+/* Claims new tickets for `match` as a matcher does: every claim carries the digest of
+ * the Match gf_simstack_match() builds from the same arguments (one ticket per team). */
+static void claim_with_digest(fleet_env *e, const char *match, char *const *tickets, size_t n,
+                              const char *datacenters, int64_t created_ms, int64_t queued_ms)
+{
+    uint8_t buf[8192], d[GF_CLAIM_DIGEST_LEN];
+    size_t len = gf_simstack_match(match, tickets, n, datacenters, created_ms, buf);
+    Gamefn__V1__Match *m = gamefn__v1__match__unpack(NULL, len, buf);
+    assert_non_null(m);
+    assert_int_equal(gf_claim_digest_of(m, d), GF_OK);
+    gamefn__v1__match__free_unpacked(m, NULL);
+    for (size_t i = 0; i < n; i++) {
+        fleet_claim_ticket(e, tickets[i], match, queued_ms);
+        uint64_t rev = fleet_ticket_revision(e, tickets[i]);
+        Gamefn__V1__TicketRecord *t = fleet_ticket(e, tickets[i]);
+        t->claim->match_digest.data = d;
+        t->claim->match_digest.len = sizeof d;
+        assert_true(gamefn__v1__ticket_record__get_packed_size(t) <= sizeof buf);
+        len = gamefn__v1__ticket_record__pack(t, buf);
+        t->claim->match_digest.data = NULL; /* ours, not the unpacker's */
+        t->claim->match_digest.len = 0;
+        gamefn__v1__ticket_record__free_unpacked(t, NULL);
+        assert_int_equal(gf_kv_update(e->tickets, tickets[i], buf, len, rev, NULL), GF_OK);
+    }
+}
+
 /* Publishes a forged Match and waits until the allocator refused it: terminated, the
  * reason logged, and not one write to tickets or matches. */
-static void refused(fleet_env *e, const gf_proc *alloc, const char *match, const char *msg_id,
-                    char *const *tickets, size_t n, const char *why)
+static void refused_as(fleet_env *e, const gf_proc *alloc, const char *match, const char *msg_id,
+                       char *const *tickets, size_t n, const char *datacenters, int64_t created_ms,
+                       const char *why)
 {
     uint64_t revs[N_WATCHED];
     for (size_t i = 0; i < N_WATCHED; i++)
@@ -65,7 +107,7 @@ static void refused(fleet_env *e, const gf_proc *alloc, const char *match, const
     char want[160];
     snprintf(want, sizeof want, "%s\" match=%s ", why, match);
     size_t before = fleet_log_count(alloc, want);
-    fleet_publish_match_as(e, match, msg_id, tickets, n, "eu", gf_clock_unix_ms());
+    fleet_publish_match_as(e, match, msg_id, tickets, n, datacenters, created_ms);
     for (int waited = 0; fleet_log_count(alloc, want) == before; waited += 50) {
         if (waited > 10000) {
             gf_proc_dump_log(alloc, 20);
@@ -78,6 +120,12 @@ static void refused(fleet_env *e, const gf_proc *alloc, const char *match, const
         assert_int_equal(fleet_ticket_revision(e, watched[i]), revs[i]);
     assert_null(fleet_ticket(e, "t-none"));
     assert_int_equal(fleet_outcome_state(e, match), outcome);
+}
+
+static void refused(fleet_env *e, const gf_proc *alloc, const char *match, const char *msg_id,
+                    char *const *tickets, size_t n, const char *why)
+{
+    refused_as(e, alloc, match, msg_id, tickets, n, "eu", gf_clock_unix_ms(), why);
 }
 
 static void forged_matches_change_nothing(void **state)
@@ -93,6 +141,10 @@ static void forged_matches_change_nothing(void **state)
     fleet_queue_ticket(&e, "t-q1", queued);
     fleet_claim_ticket(&e, "t-r1", "m-real", queued); /* the real match, not published yet */
     fleet_claim_ticket(&e, "t-r2", "m-real", queued);
+    /* A match whose claims carry its digest: t-d1 on team 0, t-d2 on team 1, eu then us. */
+    char *dig[] = {"t-d1", "t-d2"};
+    int64_t made = gf_clock_unix_ms();
+    claim_with_digest(&e, "m-dig", dig, 2, "eu,us", made, queued);
     static const char not_claimed[] = "match refused: its tickets are not claimed by it";
 
     char *queued_ids[] = {"t-q1"};
@@ -105,6 +157,15 @@ static void forged_matches_change_nothing(void **state)
      * any publisher kill a real match. */
     char *mixed[] = {"t-r1", "t-q1"};
     refused(&e, &alloc, "m-real", "f4", mixed, 2, not_claimed);
+    /* Its id and only tickets claimed by it, but not the Match its claims name: a subset,
+     * the same tickets with other datacenters (another order, another one), the teams
+     * swapped. */
+    char *dig_subset[] = {"t-d1"};
+    refused_as(&e, &alloc, "m-dig", "f5", dig_subset, 1, "eu,us", made, other_match);
+    refused_as(&e, &alloc, "m-dig", "f6", dig, 2, "us,eu", made, other_match);
+    refused_as(&e, &alloc, "m-dig", "f7", dig, 2, "us", made, other_match);
+    char *dig_swapped[] = {"t-d2", "t-d1"};
+    refused_as(&e, &alloc, "m-dig", "f8", dig_swapped, 2, "eu,us", made, other_match);
     assert_int_equal(allocated_to(&e, NULL), 0);
     Gamefn__V1__TicketRecord *t = fleet_ticket(&e, "t-r1");
     assert_int_equal(t->state, CLAIMED);
@@ -119,6 +180,10 @@ static void forged_matches_change_nothing(void **state)
     fleet_wait_matches_drained(&e, 5000);
     assert_int_equal(allocated_to(&e, "m-real"), 1);
     assert_int_equal(allocated_to(&e, NULL), 1);
+    /* Its claims have no digest (an older matcher's): taken as they come, and logged. */
+    char said[160];
+    snprintf(said, sizeof said, "%s\" match=m-real claims=2 of=2", legacy);
+    assert_int_equal(fleet_log_count(&alloc, said), 1);
 
     /* Replays of the assigned match (past the duplicate window: another Msg-Id), alone
      * and mixed with a foreign ticket: no ticket rewritten (no new token), no server. */
@@ -132,6 +197,22 @@ static void forged_matches_change_nothing(void **state)
     assert_int_equal(q->state, QUEUED);
     assert_null(q->assignment);
     gamefn__v1__ticket_record__free_unpacked(q, NULL);
+    gamefn__v1__ticket_record__free_unpacked(a, NULL);
+    gamefn__v1__ticket_record__free_unpacked(b, NULL);
+
+    /* The match with a digest, its Match as formed: assigned, on the other server. */
+    fleet_publish_match_as(&e, "m-dig", "m-dig", dig, 2, "eu,us", made);
+    a = fleet_wait_ticket(&e, "t-d1", ASSIGNED, 10000);
+    b = fleet_wait_ticket(&e, "t-d2", ASSIGNED, 10000);
+    assert_string_equal(a->assignment->server_id, b->assignment->server_id);
+    assert_int_equal(a->assignment->team, 0);
+    assert_int_equal(b->assignment->team, 1);
+    assert_int_equal(fleet_outcome_state(&e, "m-dig"), COMMITTED);
+    fleet_wait_matches_drained(&e, 5000);
+    assert_int_equal(allocated_to(&e, "m-dig"), 1);
+    assert_int_equal(allocated_to(&e, NULL), 2);
+    snprintf(said, sizeof said, "%s\" match=m-dig ", legacy);
+    assert_int_equal(fleet_log_count(&alloc, said), 0);
     gamefn__v1__ticket_record__free_unpacked(a, NULL);
     gamefn__v1__ticket_record__free_unpacked(b, NULL);
 
@@ -166,117 +247,254 @@ static void create(fleet_env *e, const char *key, const char *player, char *id, 
     mm_create_new(&e->fn, &t, id, size);
 }
 
-/* A real match of two new tickets, and a copy of its Match naming the first team's
- * ticket only, allocated first: that ticket ASSIGNED by the match's COMMITTED record. */
-typedef struct subset {
-    char match[80], keep[80], left[80];
-    Gamefn__V1__TicketRecord *was; /* the left-out ticket as claimed */
-} subset;
-
-static void forge_subset(fleet_env *e, gf_proc p[FLEET_SERVICE_N], const char *const players[2],
-                         subset *out)
+/* The duel service with the matcher's claim_lease set to `lease`, every function but
+ * p[held] started (the test starts that one), and SIMS_MAX simulated servers in eu. */
+static gf_gamesim *service_start(fleet_env *e, gf_proc p[FLEET_SERVICE_N], const char *lease,
+                                 size_t held)
 {
-    char id[2][80], key[2][32];
-    Gamefn__V1__TicketRecord *t[2];
-    for (int i = 0; i < 2; i++) {
-        snprintf(key[i], sizeof key[i], "k-%s", players[i]);
-        create(e, key[i], players[i], id[i], sizeof id[i]);
-    }
-    for (int i = 0; i < 2; i++)
-        t[i] = fleet_wait_ticket(e, id[i], CLAIMED, 10000);
-    snprintf(out->match, sizeof out->match, "%s", t[0]->claim->match_id);
-    assert_string_equal(t[1]->claim->match_id, out->match);
-    Gamefn__V1__Match *real = take_real_match(e, out->match);
-    assert_int_equal(real->n_teams, 2);
-    int k = strcmp(real->teams[0]->tickets[0]->ticket_id, id[0]) == 0 ? 0 : 1;
-    snprintf(out->keep, sizeof out->keep, "%s", id[k]);
-    snprintf(out->left, sizeof out->left, "%s", id[1 - k]);
-    out->was = t[1 - k];
-    gamefn__v1__ticket_record__free_unpacked(t[k], NULL);
-
-    uint8_t buf[8192];
-    real->n_teams = 1;
-    size_t len = gamefn__v1__match__pack(real, buf);
-    real->n_teams = 2;
-    gamefn__v1__match__free_unpacked(real, NULL);
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MsgId = key[0]; /* not the real one's (that id is still in the duplicate window) */
-    assert_int_equal(
-        js_Publish(NULL, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len, &po, NULL),
-        NATS_OK);
-    fleet_service_spawn_one(e, p, FLEET_SERVICE_ALLOCATOR);
-    Gamefn__V1__TicketRecord *tk = fleet_wait_ticket(e, out->keep, ASSIGNED, 10000);
-    assert_string_equal(tk->assignment->match_id, out->match);
-    assert_int_equal(fleet_outcome_state(e, out->match), COMMITTED);
-    gamefn__v1__ticket_record__free_unpacked(tk, NULL);
-}
-
-static void subset_match_returns_the_rest(void **state)
-{
-    (void)state;
-    /* The duel service with a 3 s claim lease; the allocator starts in forge_subset. */
     static const char at[] = "  matcher:\n";
     const char *cut = strstr(fleet_duel_functions, at) + strlen(at);
     char functions[1024];
-    snprintf(functions, sizeof functions, "%.*s    claim_lease: 3s\n%s",
-             (int)(cut - fleet_duel_functions), fleet_duel_functions, cut);
-    fleet_env e;
-    gf_proc p[FLEET_SERVICE_N] = {0};
+    snprintf(functions, sizeof functions, "%.*s    claim_lease: %s\n%s",
+             (int)(cut - fleet_duel_functions), fleet_duel_functions, lease, cut);
     fleet_env_opts o = {.functions_extra = functions};
-    fleet_env_start(&e, &o);
+    fleet_env_start(e, &o);
     for (size_t i = 0; i < FLEET_SERVICE_N; i++)
-        if (i != FLEET_SERVICE_ALLOCATOR)
-            fleet_service_spawn_one(&e, p, i);
-    gf_gamesim *sim = fleet_sim_start(&e, "eu", 3, -1);
+        if (i != held)
+            fleet_service_spawn_one(e, p, i);
+    return fleet_sim_start(e, "eu", SIMS_MAX, -1);
+}
 
-    /* The one left out is back in the pool within its claim's lease and a tick or two
-     * (the matcher finds the record COMMITTED without it), with its queue time ... */
-    subset s;
-    forge_subset(&e, p, (const char *const[]){"alice", "bob"}, &s);
-    int64_t due = s.was->claim->lease_expires_unix_ms + 1000 - gf_clock_unix_ms();
-    Gamefn__V1__TicketRecord *tl = fleet_wait_ticket(&e, s.left, QUEUED, due > 0 ? (int)due : 0);
-    assert_int_equal(tl->reason, GAMEFN__V1__TICKET_REASON__TICKET_REASON_MATCH_DROPPED);
-    assert_int_equal(tl->queued_unix_ms, s.was->queued_unix_ms);
-    assert_int_equal(tl->returns, s.was->returns + 1);
-    gamefn__v1__ticket_record__free_unpacked(tl, NULL);
-    gamefn__v1__ticket_record__free_unpacked(s.was, NULL);
-
-    /* ... and matched again, with a new player, on another server. */
-    char c[80];
-    create(&e, "k-carol", "carol", c, sizeof c);
-    Gamefn__V1__TicketRecord *t2 = fleet_wait_ticket(&e, s.left, ASSIGNED, 10000);
-    Gamefn__V1__TicketRecord *tc = fleet_wait_ticket(&e, c, ASSIGNED, 10000);
-    Gamefn__V1__TicketRecord *tk = fleet_ticket(&e, s.keep);
-    assert_string_equal(t2->assignment->match_id, tc->assignment->match_id);
-    assert_string_not_equal(t2->assignment->match_id, s.match);
-    assert_string_not_equal(t2->assignment->server_id, tk->assignment->server_id);
-    gamefn__v1__ticket_record__free_unpacked(t2, NULL);
-    gamefn__v1__ticket_record__free_unpacked(tc, NULL);
-    gamefn__v1__ticket_record__free_unpacked(tk, NULL);
-
-    /* A cancel of the one left out, before its lease ends, cancels it (the COMMITTED
-     * record does not hold it) instead of calling it ASSIGNED. */
-    assert_true(gf_fnenv_stop(&p[FLEET_SERVICE_ALLOCATOR], 15000));
-    forge_subset(&e, p, (const char *const[]){"dave", "erin"}, &s);
-    Gamefn__V1__TicketStatus *st = NULL;
-    assert_int_equal(mm_cancel(&e.fn, s.left, &st), 0);
-    assert_int_equal(st->state, GAMEFN__V1__TICKET_STATE__TICKET_STATE_CANCELLED);
-    protobuf_c_message_free_unpacked(&st->base, NULL);
-    assert_false(fleet_player_exists(&e, s.was->members[0]->player_id));
-    gamefn__v1__ticket_record__free_unpacked(s.was, NULL);
-    mm_check_clean(&e.fn, 0);
-
+/* Frees the 4 records (the pair as claimed, then as assigned) and stops what
+ * service_start() and the test started. */
+static void service_stop(fleet_env *e, gf_proc p[FLEET_SERVICE_N], gf_gamesim *sim,
+                         Gamefn__V1__TicketRecord *recs[4])
+{
+    for (int i = 0; i < 4; i++)
+        gamefn__v1__ticket_record__free_unpacked(recs[i], NULL);
     gf_gamesim_stop(sim);
     fleet_service_stop(p);
-    fleet_env_free(&e);
+    fleet_env_free(e);
+}
+
+/* Two new tickets (players a and b), waited for until a matcher claimed both for one
+ * match: t[] as claimed, ids into id[], the match id into match. */
+static void claimed_pair(fleet_env *e, const char *a, const char *b, char id[2][80],
+                         Gamefn__V1__TicketRecord *t[2], char *match, size_t size)
+{
+    const char *players[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k-%s", players[i]);
+        create(e, key, players[i], id[i], 80);
+    }
+    for (int i = 0; i < 2; i++)
+        t[i] = fleet_wait_ticket(e, id[i], CLAIMED, 10000);
+    snprintf(match, size, "%s", t[0]->claim->match_id);
+    assert_string_equal(t[1]->claim->match_id, match);
+    assert_int_equal(t[0]->claim->match_digest.len, GF_CLAIM_DIGEST_LEN);
+    assert_memory_equal(t[0]->claim->match_digest.data, t[1]->claim->match_digest.data,
+                        GF_CLAIM_DIGEST_LEN);
+}
+
+/* Publishes `m` with only its first n_teams teams under Msg-Id msg_id; whether the
+ * stream took it as a duplicate. */
+static bool publish_teams(fleet_env *e, Gamefn__V1__Match *m, size_t n_teams, const char *msg_id)
+{
+    uint8_t buf[8192];
+    size_t all = m->n_teams;
+    m->n_teams = n_teams;
+    assert_true(gamefn__v1__match__get_packed_size(m) <= sizeof buf);
+    size_t len = gamefn__v1__match__pack(m, buf);
+    m->n_teams = all;
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = msg_id;
+    jsPubAck *pa = NULL;
+    assert_int_equal(
+        js_Publish(&pa, e->fn.js, GF_WIRE_SUBJ_MATCH_FOUND ".duel", buf, (int)len, &po, NULL),
+        NATS_OK);
+    bool dup = pa->Duplicate;
+    jsPubAck_Destroy(pa);
+    return dup;
+}
+
+/* Waits for the allocator's log line refusing `match` with `why`. */
+static void wait_refused(const gf_proc *alloc, const char *match, const char *why)
+{
+    char want[160];
+    snprintf(want, sizeof want, "%s\" match=%s ", why, match);
+    if (!fleet_log_has(alloc, want, 10000)) {
+        gf_proc_dump_log(alloc, 20);
+        fail_msg("no \"%s\" in the allocator's log", want);
+    }
+}
+
+/* Nothing written for `match`: both tickets as claimed, no commit record, no server. */
+static void nothing_written(fleet_env *e, const char id[2][80], Gamefn__V1__TicketRecord *t[2],
+                            const uint64_t rev[2], const char *match)
+{
+    fleet_wait_matches_drained(e, 5000);
+    for (int i = 0; i < 2; i++) {
+        Gamefn__V1__TicketRecord *now = fleet_ticket(e, id[i]);
+        assert_int_equal(now->state, CLAIMED);
+        assert_string_equal(now->claim->match_id, match);
+        assert_null(now->assignment);
+        assert_int_equal(fleet_ticket_revision(e, id[i]), rev[i]);
+        assert_int_equal(now->returns, t[i]->returns);
+        gamefn__v1__ticket_record__free_unpacked(now, NULL);
+    }
+    assert_int_equal(fleet_outcome_state(e, match), 0);
+    assert_int_equal(allocated_to(e, match), 0);
+    assert_int_equal(allocated_to(e, NULL), 0);
+}
+
+static void subset_refused_real_allocated(void **state)
+{
+    (void)state;
+    /* A 5 s claim lease; the allocator starts once the real Match is off the stream, so
+     * the forged copy is what it sees first. */
+    fleet_env e;
+    gf_proc p[FLEET_SERVICE_N] = {0};
+    gf_gamesim *sim = service_start(&e, p, "5s", FLEET_SERVICE_ALLOCATOR);
+
+    char id[2][80], match[80];
+    Gamefn__V1__TicketRecord *t[2];
+    claimed_pair(&e, "alice", "bob", id, t, match, sizeof match);
+    uint64_t rev[2] = {fleet_ticket_revision(&e, id[0]), fleet_ticket_revision(&e, id[1])};
+    Gamefn__V1__Match *real = take_real_match(&e, match);
+    assert_int_equal(real->n_teams, 2);
+
+    /* The real Match with its second team left out: every ticket it names is claimed by
+     * its id, but the claims name the whole match. */
+    assert_false(publish_teams(&e, real, 1, "forged-subset"));
+    fleet_service_spawn_one(&e, p, FLEET_SERVICE_ALLOCATOR);
+    wait_refused(&p[FLEET_SERVICE_ALLOCATOR], match, other_match);
+    nothing_written(&e, (const char(*)[80])id, t, rev, match);
+
+    /* The real one, late (another Msg-Id: its own is in the duplicate window): assigned. */
+    assert_false(publish_teams(&e, real, 2, "real-late"));
+    Gamefn__V1__TicketRecord *a = fleet_wait_ticket(&e, id[0], ASSIGNED, 10000);
+    Gamefn__V1__TicketRecord *b = fleet_wait_ticket(&e, id[1], ASSIGNED, 10000);
+    assert_string_equal(a->assignment->match_id, match);
+    assert_string_equal(b->assignment->match_id, match);
+    assert_string_equal(a->assignment->server_id, b->assignment->server_id);
+    assert_int_equal(fleet_outcome_state(&e, match), COMMITTED);
+    mm_check_clean(&e.fn, 0);
+
+    gamefn__v1__match__free_unpacked(real, NULL);
+    service_stop(&e, p, sim, (Gamefn__V1__TicketRecord *[4]){t[0], t[1], a, b});
+}
+
+/* The commit record of `match`, decoded (NULL if none). */
+static Gamefn__V1__MatchOutcome *outcome(fleet_env *e, const char *match)
+{
+    kvEntry *en = NULL;
+    if (gf_kv_get(e->matches, match, &en) != GF_OK)
+        return NULL;
+    Gamefn__V1__MatchOutcome *o = NULL;
+    assert_int_equal(
+        gf_outcome_decode(kvEntry_Value(en), (size_t)kvEntry_ValueLen(en), match, &o, NULL), GF_OK);
+    kvEntry_Destroy(en);
+    return o;
+}
+
+/* The next QUEUED status push on `sub` with `reason`, within timeout_ms (NULL if none). */
+static Gamefn__V1__TicketStatus *queued_push(natsSubscription *sub, int reason, int timeout_ms)
+{
+    int64_t until = gf_clock_mono_ms() + timeout_ms;
+    for (int64_t left = timeout_ms; left > 0; left = until - gf_clock_mono_ms()) {
+        natsMsg *msg = NULL;
+        if (natsSubscription_NextMsg(&msg, sub, left) != NATS_OK)
+            return NULL;
+        Gamefn__V1__TicketStatus *st = gamefn__v1__ticket_status__unpack(
+            NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
+        natsMsg_Destroy(msg);
+        if (st && st->state == QUEUED && (int)st->reason == reason)
+            return st;
+        if (st)
+            gamefn__v1__ticket_status__free_unpacked(st, NULL);
+    }
+    return NULL;
+}
+
+static void forged_msg_id_real_returns_at_lease(void **state)
+{
+    (void)state;
+    /* The matcher stops 2 s between a tick's claims and its publish: long enough for a
+     * forger to publish first under the match's id. Claim lease 4 s. */
+    fleet_env e;
+    gf_proc p[FLEET_SERVICE_N] = {0};
+    enum { MATCHER = FLEET_SERVICE_N - 1 };
+    gf_gamesim *sim = service_start(&e, p, "4s", MATCHER);
+    char *pause[] = {"GAMEFN_TEST_MATCHER_PAUSE=claimed:2000", NULL};
+    fleet_env_spawn(&e, &p[MATCHER], "functions/matcher/gamefn-matcher", "matcher", "m1", pause);
+
+    natsSubscription *sub[2] = {NULL, NULL};
+    char id[2][80], match[80];
+    Gamefn__V1__TicketRecord *t[2];
+    claimed_pair(&e, "carol", "dave", id, t, match, sizeof match);
+    for (int i = 0; i < 2; i++) {
+        char subject[256];
+        snprintf(subject, sizeof subject, "%s.%s", GF_WIRE_SUBJ_TICKET_STATUS, id[i]);
+        assert_int_equal(natsConnection_SubscribeSync(&sub[i], e.fn.nc, subject), NATS_OK);
+    }
+    natsConnection_Flush(e.fn.nc);
+    uint64_t rev[2] = {fleet_ticket_revision(&e, id[0]), fleet_ticket_revision(&e, id[1])};
+
+    /* Within the pause: a forged Match naming one of the tickets, under the match's id as
+     * its Msg-Id. Stored (not a duplicate): the real one will be. */
+    uint8_t buf[8192];
+    char *one[] = {id[0]};
+    size_t len = gf_simstack_match(match, one, 1, "eu", gf_clock_unix_ms(), buf);
+    Gamefn__V1__Match *forged = gamefn__v1__match__unpack(NULL, len, buf);
+    assert_non_null(forged);
+    assert_false(publish_teams(&e, forged, 1, match));
+    gamefn__v1__match__free_unpacked(forged, NULL);
+    wait_refused(&p[FLEET_SERVICE_ALLOCATOR], match, other_match);
+    char over[256];
+    snprintf(over, sizeof over, "test pause over\" step=claimed match=%s", match);
+    assert_true(fleet_log_has(&p[MATCHER], over, 5000)); /* the real one went out, deduplicated */
+    nothing_written(&e, (const char(*)[80])id, t, rev, match);
+
+    /* Back in the pool once the claims' lease is over (a matcher aborts the match,
+     * CLAIM_EXPIRED), queue time kept; then matched again. */
+    int64_t due = t[0]->claim->lease_expires_unix_ms + 2000 - gf_clock_unix_ms();
+    for (int i = 0; i < 2; i++) {
+        Gamefn__V1__TicketStatus *st = queued_push(
+            sub[i], GAMEFN__V1__TICKET_REASON__TICKET_REASON_CLAIM_EXPIRED, due > 0 ? (int)due : 1);
+        if (!st)
+            fail_msg("no QUEUED CLAIM_EXPIRED push for %s", id[i]);
+        assert_true(st->updated_unix_ms >= t[i]->claim->lease_expires_unix_ms);
+        assert_int_equal(st->queued_unix_ms, t[i]->queued_unix_ms);
+        gamefn__v1__ticket_status__free_unpacked(st, NULL);
+    }
+    Gamefn__V1__MatchOutcome *ab = outcome(&e, match);
+    assert_non_null(ab);
+    assert_int_equal(ab->state, ABORTED);
+    assert_int_equal(ab->abort_reason,
+                     GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_CLAIM_EXPIRED);
+    gf_outcome_free(ab);
+    Gamefn__V1__TicketRecord *a = fleet_wait_ticket(&e, id[0], ASSIGNED, 15000);
+    Gamefn__V1__TicketRecord *b = fleet_wait_ticket(&e, id[1], ASSIGNED, 15000);
+    assert_string_not_equal(a->assignment->match_id, match);
+    assert_string_equal(a->assignment->match_id, b->assignment->match_id);
+    assert_int_equal(a->returns, t[0]->returns + 1);
+    assert_int_equal(a->queued_unix_ms, t[0]->queued_unix_ms);
+    assert_int_equal(allocated_to(&e, a->assignment->match_id), 1);
+    mm_check_clean(&e.fn, 0);
+
+    for (int i = 0; i < 2; i++)
+        natsSubscription_Destroy(sub[i]);
+    service_stop(&e, p, sim, (Gamefn__V1__TicketRecord *[4]){t[0], t[1], a, b});
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forged_matches_change_nothing),
-        cmocka_unit_test(subset_match_returns_the_rest),
+        cmocka_unit_test(subset_refused_real_allocated),
+        cmocka_unit_test(forged_msg_id_real_returns_at_lease),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

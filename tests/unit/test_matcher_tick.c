@@ -213,7 +213,7 @@ static mm_ref *ticket(const char *who, int64_t age_ms, const char *match_id, int
     assert_int_equal(gf_ticket_new(&m->tables.cfg, &r, id, t0, &next, NULL), GF_OK);
     const Gamefn__V1__TicketRecord *rec = &next.rec;
     if (match_id) {
-        const gf_ticket_claim_args a = {"matcher-old", match_id, lease_end};
+        const gf_ticket_claim_args a = {"matcher-old", match_id, lease_end, NULL};
         assert_int_equal(gf_ticket_claim(rec, &a, lease_end - 1, &claimed, NULL), GF_OK);
         rec = &claimed.rec;
     }

@@ -35,7 +35,7 @@ static int setup(void **state)
     gf_tickets_problem p;
     tk_req_init(&req);
     assert_int_equal(gf_ticket_new(&tk_tables()->cfg, &req.r, "t-1", TK_NOW, &queued, &p), GF_OK);
-    const gf_ticket_claim_args c = {"matcher-1", "m-1", TK_NOW + 10000};
+    const gf_ticket_claim_args c = {"matcher-1", "m-1", TK_NOW + 10000, NULL};
     assert_int_equal(gf_ticket_claim(&queued.rec, &c, TK_NOW + 10, &claimed, &p), GF_OK);
     a1.match_id = a2.match_id = "m-1";
     a1.ticket_id = "t-1";
@@ -172,7 +172,7 @@ static void test_settle(void **state)
     assert_int_equal(n.rec.queued_unix_ms, TK_NOW);
     /* Already back in the pool, or claimed by another match: not this match's any more. */
     assert_int_equal(gf_outcome_settle(abort, &n.rec, TK_NOW + 30, &n2, &p), GF_ERR_CONFLICT);
-    const gf_ticket_claim_args c = {"matcher-2", "m-2", TK_NOW + 20000};
+    const gf_ticket_claim_args c = {"matcher-2", "m-2", TK_NOW + 20000, NULL};
     gf_ticket_next other;
     assert_int_equal(gf_ticket_claim(&queued.rec, &c, TK_NOW + 40, &other, &p), GF_OK);
     assert_int_equal(gf_outcome_settle(abort, &other.rec, TK_NOW + 50, &n2, &p), GF_ERR_CONFLICT);

@@ -34,7 +34,7 @@ static Gamefn__V1__TicketRecord *in_state(int state)
     const Gamefn__V1__TicketRecord *r = &fresh.rec;
     uint8_t *buf = NULL;
     size_t len = 0;
-    const gf_ticket_claim_args claim = {"matcher-1", "m-1", TK_NOW + 10000};
+    const gf_ticket_claim_args claim = {"matcher-1", "m-1", TK_NOW + 10000, NULL};
     switch (state) {
     case ST(QUEUED):
         break;
@@ -132,7 +132,7 @@ static int apply(const char *transition, const Gamefn__V1__TicketRecord *cur, gf
                  int64_t now)
 {
     gf_tickets_problem p;
-    const gf_ticket_claim_args claim = {"matcher-2", "m-2", now + 5000};
+    const gf_ticket_claim_args claim = {"matcher-2", "m-2", now + 5000, NULL};
     gf_err err;
     if (strcmp(transition, "claim") == 0)
         err = gf_ticket_claim(cur, &claim, now, out, &p);
@@ -230,7 +230,7 @@ static void test_release_keeps_priority(void **state)
     (void)state;
     gf_tickets_problem p;
     gf_ticket_next a, b;
-    const gf_ticket_claim_args claim = {"matcher-1", "m-7", TK_NOW + 60000};
+    const gf_ticket_claim_args claim = {"matcher-1", "m-7", TK_NOW + 60000, NULL};
     Gamefn__V1__TicketRecord *r = in_state(ST(QUEUED));
     assert_int_equal(gf_ticket_claim(r, &claim, TK_NOW + 30000, &a, &p), GF_OK);
     assert_int_equal(a.rec.reason, RS(MATCHED));
@@ -260,7 +260,7 @@ static void test_ttl_rules(void **state)
     gf_ticket_next n;
     Gamefn__V1__TicketRecord *r = in_state(ST(QUEUED));
     const int64_t exp = r->expires_unix_ms;
-    const gf_ticket_claim_args claim = {"matcher-1", "m-1", exp + 10000};
+    const gf_ticket_claim_args claim = {"matcher-1", "m-1", exp + 10000, NULL};
     assert_int_equal(gf_ticket_claim(r, &claim, exp - 1, &n, &p), GF_OK);
     assert_int_equal(gf_ticket_claim(r, &claim, exp, &n, &p), GF_ERR_CONFLICT); /* past TTL */
     assert_int_equal(gf_ticket_time_out(r, RS(TTL_EXPIRED), exp - 1, &n, &p), GF_ERR_CONFLICT);
@@ -268,9 +268,9 @@ static void test_ttl_rules(void **state)
     assert_int_equal(n.rec.reason, RS(TTL_EXPIRED));
     assert_int_equal(gf_ticket_time_out(r, RS(CANCELLED_BY_CLIENT), exp, &n, &p), GF_ERR_INVALID);
     /* Bad claim arguments. */
-    const gf_ticket_claim_args stale = {"matcher-1", "m-1", TK_NOW};
+    const gf_ticket_claim_args stale = {"matcher-1", "m-1", TK_NOW, NULL};
     assert_int_equal(gf_ticket_claim(r, &stale, TK_NOW, &n, &p), GF_ERR_INVALID);
-    const gf_ticket_claim_args no_id = {"matcher-1", "", TK_NOW + 10};
+    const gf_ticket_claim_args no_id = {"matcher-1", "", TK_NOW + 10, NULL};
     assert_int_equal(gf_ticket_claim(r, &no_id, TK_NOW, &n, &p), GF_ERR_INVALID);
     gf_ticket_free(r);
 }

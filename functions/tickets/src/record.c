@@ -168,6 +168,10 @@ gf_err gf_ticket_claim(const Gamefn__V1__TicketRecord *cur, const gf_ticket_clai
     out->claim.match_id = gf_tk_unconst(a->match_id);
     out->claim.lease_expires_unix_ms = a->lease_expires_unix_ms;
     out->claim.claimed_unix_ms = now_ms;
+    if (a->match_digest) {
+        out->claim.match_digest.data = (uint8_t *)(uintptr_t)a->match_digest;
+        out->claim.match_digest.len = GF_CLAIM_DIGEST_LEN;
+    }
     out->rec.claim = &out->claim;
     return GF_OK;
 }

@@ -42,6 +42,7 @@
 #include "gamefn/limits.h"
 #include "gamefn/match/config.h"
 #include "gamefn/match/ticket.h"
+#include "gamefn/tickets/claim_digest.h"
 #include "gamefn/tickets/problem.h"
 #include "gamefn/v1/ticket.pb-c.h"
 
@@ -67,6 +68,9 @@ typedef struct gf_ticket_claim_args {
     const char *matcher_id;        /* token 1..64 */
     const char *match_id;          /* token 1..64 */
     int64_t lease_expires_unix_ms; /* > now_ms */
+    /* gf_claim_digest_of() the Match to be published (borrowed), GF_CLAIM_DIGEST_LEN
+     * bytes; NULL writes a claim without one (as matchers older than the field did). */
+    const uint8_t *match_digest;
 } gf_ticket_claim_args;
 
 gf_err gf_ticket_claim(const Gamefn__V1__TicketRecord *cur, const gf_ticket_claim_args *a,
