@@ -100,17 +100,26 @@ typedef struct stack {
 
 /* Config with `opts` for functions.matcher; intake, `matchers` matchers (mt-1, mt-2) and,
  * with `ticking`, a ticker; the allocator and the pushes. */
-static void up(stack *s, const char *opts, int matchers, bool ticking)
+static void up_with(stack *s, const char *opts, int matchers, bool ticking,
+                    char *const first_matcher_env[])
 {
     memset(s, 0, sizeof *s);
     assert_int_equal(mm_env_start(&s->env, opts), 0);
     s->pushes = mm_pushes_start(&s->env);
     assert_true(mm_spawn(&s->env, &s->intake, "intake", "in-1"));
     for (int i = 0; i < matchers; i++)
-        assert_true(mm_spawn(&s->env, &s->matcher[i], "matcher", i ? "mt-2" : "mt-1"));
+        assert_int_equal(gf_fnenv_spawn_ready(&s->env, &s->matcher[i],
+                                              "functions/matcher/gamefn-matcher", "matcher",
+                                              i ? "mt-2" : "mt-1", i ? NULL : first_matcher_env),
+                         0);
     if (ticking)
         assert_true(mm_spawn(&s->env, &s->ticker, "ticker", "tk-1"));
     s->alloc = mm_alloc_start(&s->env);
+}
+
+static void up(stack *s, const char *opts, int matchers, bool ticking)
+{
+    up_with(s, opts, matchers, ticking, NULL);
 }
 
 /* Stops (SIGTERM, exit 0 expected) every process still running, frees everything. */
@@ -294,14 +303,16 @@ static void test_replicas_race(void **state)
 
 /* A matcher SIGKILLed while it claims: its claims expire (2 s lease), the next matcher
  * aborts those matches through the commit record and matches the tickets again.
- * `paused`: stopped (SIGSTOP) instead, and woken once every ticket is assigned: it goes
- * on claiming and publishing from what it read before, and nothing may change. */
+ * `paused`: stopped whole (SIGSTOP) between its claims and its publish instead (its test
+ * pause `claimed` holds it there long enough), and woken once every ticket is assigned:
+ * it publishes Matches from claims that are gone, and nothing may change. */
 static void claims_interrupted(bool paused)
 {
     enum { N = 600 };
     static char ids[N][80];
     static stack sk;
-    up(&sk, "    claim_lease: 2s\n", 1, false);
+    char *hold[] = {"GAMEFN_TEST_MATCHER_PAUSE=claimed:1000", NULL};
+    up_with(&sk, "    claim_lease: 2s\n", 1, false, paused ? hold : NULL);
     gf_fnenv *env = &sk.env;
     gf_proc *m1 = &sk.matcher[0];
     for (size_t i = 0; i < N; i++) {
@@ -316,6 +327,7 @@ static void claims_interrupted(bool paused)
     while (mm_bucket_seq(env, "tickets") < seq0 + 20 && gf_clock_mono_ms() < deadline)
         ;
     if (paused) {
+        assert_true(gf_fnenv_wait_log(m1, "paused for a test", 10000));
         assert_true(gf_proc_pid_stop(m1->pid, 5000));
     } else {
         gf_proc_signal(m1, SIGKILL);
@@ -324,7 +336,7 @@ static void claims_interrupted(bool paused)
     size_t claimed = 0;
     for (size_t i = 0; i < N; i++)
         claimed += mm_state(env, ids[i]) == ST(CLAIMED);
-    fprintf(stderr, "claimed when killed: %zu of %d\n", claimed, N);
+    fprintf(stderr, "claimed when %s: %zu of %d\n", paused ? "stopped" : "killed", claimed, N);
 
     assert_true(mm_spawn(env, &sk.matcher[1], "matcher", "mt-2"));
     assert_true(mm_spawn(env, &sk.ticker, "ticker", "tk-1"));
