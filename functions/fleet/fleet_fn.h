@@ -3,7 +3,7 @@
  * endpoints (private to functions/fleet).
  *
  *   fleet_serve.c    register, heartbeat, deregister, keys (request/reply, queue "fleet")
- *   fleet_sweep.c    the tick: stale servers, abandoned allocations, the warm pool;
+ *   fleet_sweep.c    the tick: stale servers, broken keys, abandoned allocations, the warm pool;
  *                    the demand subscription that feeds the forecast
  *   fleet_release.c  what a match's end or a server's removal does to the `players`
  *                    and `matches` buckets (through mmstore, the matchmaking seam)
