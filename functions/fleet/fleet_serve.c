@@ -131,6 +131,11 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     }
     fleet_key(req->datacenter, req->server_id, key);
     register_ctx ctx = {.req = req, .st = st, .now = gf_clock_unix_ms()};
+    err = fleet_ids_claim(st, req->datacenter, req->server_id, ctx.now, &p);
+    if (err != GF_OK) {
+        err = store_failed(reply, err, &p, key);
+        goto out;
+    }
     fleet_written guess;
     mirror_guess(st, key, &guess);
     err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
@@ -316,6 +321,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);
+    fleet_ids_release(st, req->datacenter, req->server_id);
     err = fleet_released_copy(cur.rec, &released);
     if (err == GF_OK && released.match_id[0]) {
         gf_log_warn("server left while running a match", "server=%s match=%s", key,

@@ -112,9 +112,11 @@ static void scan_broken(const fleet_broken *b, void *arg)
     it->revision = b->revision;
 }
 
-/* A broken key that stayed broken: delete it on the revision seen. */
+/* A broken key that stayed broken: delete it on the revision seen. Its id's index goes
+ * too when the key names a server (<datacenter>.<server_id>). */
 static void remove_broken(fleet_state *st, const broken_item *it)
 {
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
     gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
     if (err == GF_ERR_CONFLICT)
         return; /* rewritten meanwhile (maybe valid now), or another replica removed it */
@@ -125,6 +127,8 @@ static void remove_broken(fleet_state *st, const broken_item *it)
     fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
     gf_log_warn("broken fleet key removed", "key=%s revision=%llu why=\"%s\"", it->key,
                 (unsigned long long)it->revision, it->why);
+    if (fleet_key_split(it->key, dc, id))
+        fleet_ids_release(st, dc, id);
 }
 
 static void remove_stale(fleet_state *st, stale_item *it)
@@ -137,6 +141,9 @@ static void remove_stale(fleet_state *st, stale_item *it)
         return;
     }
     fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
+    if (fleet_key_split(it->key, dc, id))
+        fleet_ids_release(st, dc, id);
     gf_log_info("server removed: missed its heartbeats", "server=%s match=%s", it->key,
                 it->released.match_id[0] ? it->released.match_id : "-");
     if (it->released.match_id[0])

@@ -144,6 +144,8 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
 {
     size_t at = 0;
     char why[GF_WIRE_TEXT_MAX];
+    if (fleet_is_id_key(key))
+        return GF_OK; /* the server-id index: no server */
     fleet_entry *old = find(t, key, &at);
     fleet_broken *was_broken = find_broken(t, key);
     if ((old && old->revision > rev) || (was_broken && was_broken->revision > rev)) {

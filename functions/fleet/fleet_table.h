@@ -14,7 +14,8 @@
  * or names a datacenter the table was not told of (fleet_table_set_datacenters) — is no
  * entry: nothing reads it, so no allocator can take it. It is kept aside as a
  * fleet_broken (key, revision, why, since when) for the fleet's sweep, which removes it
- * once it has been broken and unchanged for the heartbeat timeout.
+ * once it has been broken and unchanged for the heartbeat timeout. The server-id index
+ * keys (FLEET_ID_PREFIX, fleet_record.h) share the bucket and are ignored here.
  *
  * Allocation order: among a datacenter's FREE, fresh servers with room, the most
  * recently freed first (so long-idle servers are the ones the warm pool hibernates),
@@ -74,7 +75,7 @@ void fleet_table_set_datacenters(fleet_table *t, const fleet_config *cfg);
 
 /* A put of `key` at `rev`, seen at now_unix_ms. GF_ERR_INVALID when the value is not a
  * usable record: the key leaves the entries and is held as broken (fleet_broken) from
- * now_unix_ms, or from when this revision was first seen. */
+ * now_unix_ms, or from when this revision was first seen. Index keys: GF_OK, ignored. */
 gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data,
                        size_t len, int64_t now_unix_ms);
 /* A delete (or purge) of `key` at `rev`: the entry or broken key goes. */

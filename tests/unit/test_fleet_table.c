@@ -254,6 +254,8 @@ static void broken_keys_held_apart(void **state)
     len = record(buf, "zz", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
                  NULL);
     assert_int_equal(fleet_table_put(t, "zz.a", 5, buf, len, now), GF_ERR_INVALID);
+    /* The id index shares the bucket: neither an entry nor broken. */
+    assert_int_equal(fleet_table_put(t, "ids/a", 6, (const uint8_t *)"1 eu", 4, now), GF_OK);
     assert_int_equal(fleet_table_count(t), 0);
     assert_int_equal(fleet_table_broken_count(t), 5);
     assert_int_equal(fleet_table_candidates(t, "eu", 1, now, "m", c, 4), 0);
@@ -300,13 +302,43 @@ static void broken_keys_held_apart(void **state)
     fleet_table_free(t);
 }
 
+static void key_and_id_helpers(void **state)
+{
+    (void)state;
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1], key[FLEET_KEY_MAX],
+        value[FLEET_ID_VALUE_MAX];
+    int64_t at = 0;
+    assert_true(fleet_key_split("eu.gs-1", dc, id));
+    assert_string_equal(dc, "eu");
+    assert_string_equal(id, "gs-1");
+    assert_false(fleet_key_split("nokey", dc, id));
+    assert_false(fleet_key_split(".a", dc, id));
+    assert_false(fleet_key_split("eu.", dc, id));
+    assert_false(fleet_key_split("eu.a.b", dc, id));
+    assert_false(fleet_key_split("ids/a", dc, id));
+    assert_true(fleet_id_key("gs-1", key));
+    assert_string_equal(key, "ids/gs-1");
+    assert_true(fleet_is_id_key(key));
+    assert_false(fleet_is_id_key("eu.gs-1"));
+    assert_false(fleet_id_key("a.b", key));
+    size_t len = fleet_id_value("eu", 1234, value);
+    assert_string_equal(value, "1234 eu");
+    assert_true(fleet_id_parse(value, len, dc, &at));
+    assert_string_equal(dc, "eu");
+    assert_int_equal(at, 1234);
+    static const char *const bad[] = {"",      "1234",     " eu",        "12x4 eu",
+                                      "1234 ", "1234 e.u", "1234 eu zz", "99999999999999999999 eu"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(fleet_id_parse(bad[i], strlen(bad[i]), dc, &at));
+    assert_false(fleet_id_parse(NULL, 0, dc, &at));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(revisions_and_ranges),
-        cmocka_unit_test(candidates_order_and_filters),
-        cmocka_unit_test(resync_drops_unseen),
-        cmocka_unit_test(broken_keys_held_apart),
+        cmocka_unit_test(revisions_and_ranges), cmocka_unit_test(candidates_order_and_filters),
+        cmocka_unit_test(resync_drops_unseen),  cmocka_unit_test(broken_keys_held_apart),
+        cmocka_unit_test(key_and_id_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
