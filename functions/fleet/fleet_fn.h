@@ -3,7 +3,8 @@
  * endpoints (private to functions/fleet).
  *
  *   fleet_serve.c    register, heartbeat, deregister, keys (request/reply, queue "fleet")
- *   fleet_sweep.c    the tick: stale servers, abandoned allocations, the warm pool;
+ *   fleet_ids.c      one datacenter per server id: the "ids/<server_id>" index
+ *   fleet_sweep.c    the tick: stale servers, broken keys, abandoned allocations, the warm pool;
  *                    the demand subscription that feeds the forecast
  *   fleet_release.c  what a match's end or a server's removal does to the `players`
  *                    and `matches` buckets (through mmstore, the matchmaking seam)
@@ -71,6 +72,16 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick);
 
 /* Subscribes to gamefn.v1.fleet.demand.> (every instance keeps its own history). */
 gf_err fleet_demand_start(fleet_state *st);
+
+/* Claims `server_id` for `datacenter` in the index before a register writes its record:
+ * GF_OK, or refused (GF_ERR_CONFLICT, FAILED_PRECONDITION naming server_id, *p filled)
+ * while another datacenter holds a record of it, or a register there claimed it less than
+ * heartbeat_timeout ago; other errors are the store's (retry). */
+gf_err fleet_ids_claim(fleet_state *st, const char *datacenter, const char *server_id,
+                       int64_t now_unix_ms, fleet_problem *p);
+/* After the record <datacenter>.<server_id> was removed: deletes the index if it still
+ * names `datacenter` (by compare-and-set: a register claiming it meanwhile keeps it). */
+void fleet_ids_release(fleet_state *st, const char *datacenter, const char *server_id);
 
 /* A copy of what a removed or released allocation held, taken before the write. */
 typedef struct fleet_released {

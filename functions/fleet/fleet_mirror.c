@@ -42,10 +42,13 @@ static void on_entry(kvEntry *e, void *arg)
     pthread_mutex_lock(&m->lock);
     uint64_t before = fleet_table_version(m->table);
     if (kvEntry_Operation(e) == kvOp_Put) {
-        if (fleet_table_put(m->table, key, rev, kvEntry_Value(e), (size_t)kvEntry_ValueLen(e)) ==
-            GF_ERR_INVALID)
-            gf_log_warn("fleet record ignored: not a valid ServerRecord", "key=%s revision=%llu",
-                        key, (unsigned long long)rev);
+        if (fleet_table_put(m->table, key, rev, kvEntry_Value(e), (size_t)kvEntry_ValueLen(e),
+                            gf_clock_unix_ms()) == GF_ERR_INVALID) {
+            const fleet_broken *b = fleet_table_broken_get(m->table, key);
+            gf_log_warn("fleet key ignored: not a usable ServerRecord",
+                        "key=%s revision=%llu why=\"%s\"", key, (unsigned long long)rev,
+                        b ? b->why : "");
+        }
     } else {
         fleet_table_delete(m->table, key, rev);
     }
@@ -69,6 +72,12 @@ static void on_replayed(void *arg)
 gf_err fleet_mirror_start(natsConnection *nc, jsCtx *js, const char *bucket, int64_t resync_ms,
                           fleet_mirror **out)
 {
+    return fleet_mirror_start_in(nc, js, bucket, resync_ms, NULL, out);
+}
+
+gf_err fleet_mirror_start_in(natsConnection *nc, jsCtx *js, const char *bucket, int64_t resync_ms,
+                             const fleet_config *datacenters, fleet_mirror **out)
+{
     static const gf_kv_watch_ops ops = {
         .begin = on_begin, .entry = on_entry, .replayed = on_replayed};
     *out = NULL;
@@ -82,6 +91,8 @@ gf_err fleet_mirror_start(natsConnection *nc, jsCtx *js, const char *bucket, int
     pthread_cond_init(&m->changed, &ca);
     pthread_condattr_destroy(&ca);
     gf_err err = fleet_table_new(&m->table);
+    if (err == GF_OK)
+        fleet_table_set_datacenters(m->table, datacenters);
     if (err == GF_OK && js_KeyValue(&m->kv, js, bucket) != NATS_OK)
         err = GF_ERR_NOT_FOUND;
     if (err == GF_OK)
@@ -143,7 +154,7 @@ void fleet_mirror_note(fleet_mirror *m, const char *key, uint64_t rev, const uin
     pthread_mutex_lock(&m->lock);
     uint64_t before = fleet_table_version(m->table);
     if (data)
-        fleet_table_put(m->table, key, rev, data, len);
+        fleet_table_put(m->table, key, rev, data, len, gf_clock_unix_ms());
     else
         fleet_table_delete(m->table, key, rev);
     if (fleet_table_version(m->table) != before)
@@ -215,6 +226,22 @@ void fleet_mirror_each(fleet_mirror *m, const char *datacenter,
     pthread_mutex_lock(&m->lock);
     fleet_table_each(m->table, datacenter, fn, arg);
     pthread_mutex_unlock(&m->lock);
+}
+
+void fleet_mirror_each_broken(fleet_mirror *m, void (*fn)(const fleet_broken *b, void *arg),
+                              void *arg)
+{
+    pthread_mutex_lock(&m->lock);
+    fleet_table_broken_each(m->table, fn, arg);
+    pthread_mutex_unlock(&m->lock);
+}
+
+size_t fleet_mirror_broken_count(fleet_mirror *m)
+{
+    pthread_mutex_lock(&m->lock);
+    size_t n = fleet_table_broken_count(m->table);
+    pthread_mutex_unlock(&m->lock);
+    return n;
 }
 
 size_t fleet_mirror_count(fleet_mirror *m)

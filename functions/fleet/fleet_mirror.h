@@ -8,6 +8,9 @@
  * replays every key, and keys the replay does not mention are dropped (fleet_table
  * resync). Until the first replay finished, fleet_mirror_ready() is false.
  *
+ * Keys whose value is not a usable record are held apart as broken (fleet_table.h):
+ * never a candidate, listed for the fleet's sweep, and logged as the watcher delivers them.
+ *
  * The mirror may lag the bucket by a few milliseconds: it only suggests; every write
  * is a compare-and-set on the revision it read, so a stale suggestion costs a lost
  * race, never a wrong allocation. Writers feed their own successful writes back with
@@ -36,6 +39,10 @@ typedef struct fleet_mirror fleet_mirror;
  * re-read (0 = only after reconnects and failures). */
 gf_err fleet_mirror_start(natsConnection *nc, jsCtx *js, const char *bucket, int64_t resync_ms,
                           fleet_mirror **out);
+/* The same, holding records of datacenters `datacenters` does not list as broken
+ * (fleet_table_set_datacenters; borrowed, must outlive the mirror; NULL = any). */
+gf_err fleet_mirror_start_in(natsConnection *nc, jsCtx *js, const char *bucket, int64_t resync_ms,
+                             const fleet_config *datacenters, fleet_mirror **out);
 void fleet_mirror_stop(fleet_mirror *m); /* NULL is fine */
 
 bool fleet_mirror_ready(fleet_mirror *m);
@@ -73,6 +80,10 @@ bool fleet_mirror_find_match(fleet_mirror *m, const char *match_id, fleet_candid
 void fleet_mirror_each(fleet_mirror *m, const char *datacenter,
                        void (*fn)(const fleet_entry *e, void *arg), void *arg);
 size_t fleet_mirror_count(fleet_mirror *m);
+/* The keys held as broken (fleet_table.h), under the lock like fleet_mirror_each. */
+void fleet_mirror_each_broken(fleet_mirror *m, void (*fn)(const fleet_broken *b, void *arg),
+                              void *arg);
+size_t fleet_mirror_broken_count(fleet_mirror *m);
 
 /* Times the watcher was (re-)created; the first is 1. For tests and logs. */
 uint64_t fleet_mirror_syncs(fleet_mirror *m);

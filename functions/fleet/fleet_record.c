@@ -11,6 +11,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gamefn/names.h"
@@ -45,6 +46,57 @@ bool fleet_key(const char *datacenter, const char *server_id, char key[FLEET_KEY
         return false;
     snprintf(key, FLEET_KEY_MAX, "%s.%s", datacenter, server_id);
     return true;
+}
+
+bool fleet_key_split(const char *key, char datacenter[GF_WIRE_NAME_MAX + 1],
+                     char server_id[GF_WIRE_ID_MAX + 1])
+{
+    const char *dot = strchr(key, '.');
+    size_t n = dot ? (size_t)(dot - key) : 0;
+    if (!dot || n > GF_WIRE_NAME_MAX || strlen(dot + 1) > GF_WIRE_ID_MAX)
+        return false;
+    memcpy(datacenter, key, n);
+    datacenter[n] = '\0';
+    snprintf(server_id, GF_WIRE_ID_MAX + 1, "%s", dot + 1);
+    return gf_name_id_ok(datacenter, GF_WIRE_NAME_MAX, NULL, 0) &&
+           gf_name_id_ok(server_id, GF_WIRE_ID_MAX, NULL, 0);
+}
+
+bool fleet_id_key(const char *server_id, char key[FLEET_KEY_MAX])
+{
+    if (!gf_name_id_ok(server_id, GF_WIRE_ID_MAX, NULL, 0))
+        return false;
+    snprintf(key, FLEET_KEY_MAX, "%s%s", FLEET_ID_PREFIX, server_id);
+    return true;
+}
+
+bool fleet_is_id_key(const char *key)
+{
+    return strncmp(key, FLEET_ID_PREFIX, sizeof FLEET_ID_PREFIX - 1) == 0;
+}
+
+size_t fleet_id_value(const char *datacenter, int64_t claimed_unix_ms, char out[FLEET_ID_VALUE_MAX])
+{
+    int n = snprintf(out, FLEET_ID_VALUE_MAX, "%lld %s", (long long)claimed_unix_ms, datacenter);
+    return n < 0 ? 0 : (size_t)n < FLEET_ID_VALUE_MAX ? (size_t)n : FLEET_ID_VALUE_MAX - 1;
+}
+
+bool fleet_id_parse(const void *data, size_t len, char datacenter[GF_WIRE_NAME_MAX + 1],
+                    int64_t *claimed_unix_ms)
+{
+    char text[FLEET_ID_VALUE_MAX];
+    if (!data || len == 0 || len >= sizeof text)
+        return false;
+    memcpy(text, data, len);
+    text[len] = '\0';
+    const char *space = strchr(text, ' ');
+    if (!space || space == text || space - text > 19 ||
+        strspn(text, "0123456789") != (size_t)(space - text))
+        return false;
+    *claimed_unix_ms = strtoll(text, NULL, 10);
+    snprintf(datacenter, GF_WIRE_NAME_MAX + 1, "%s", space + 1);
+    return strlen(space + 1) <= GF_WIRE_NAME_MAX &&
+           gf_name_id_ok(datacenter, GF_WIRE_NAME_MAX, NULL, 0);
 }
 
 /* UTF-8 of at most `max` bytes without control characters. */

@@ -59,6 +59,24 @@ enum { FLEET_KEY_MAX = GF_WIRE_NAME_MAX + 1 + GF_WIRE_ID_MAX + 1 };
 /* "<datacenter>.<server_id>" into key (FLEET_KEY_MAX bytes). false if either is not
  * a valid token. */
 bool fleet_key(const char *datacenter, const char *server_id, char key[FLEET_KEY_MAX]);
+/* The inverse: false unless `key` is "<datacenter>.<server_id>" of two valid tokens. */
+bool fleet_key_split(const char *key, char datacenter[GF_WIRE_NAME_MAX + 1],
+                     char server_id[GF_WIRE_ID_MAX + 1]);
+
+/* The server-id index (docs/PROTOCOL.md §8), in the same bucket: key "ids/<server_id>"
+ * ('/' is in no datacenter name, so it is never a server's key), value the text
+ * "<claimed_unix_ms> <datacenter>" — the one datacenter whose record holds the id, and
+ * when a register last claimed it there. */
+#define FLEET_ID_PREFIX "ids/"
+enum { FLEET_ID_VALUE_MAX = 24 + GF_WIRE_NAME_MAX };
+bool fleet_id_key(const char *server_id, char key[FLEET_KEY_MAX]); /* false: not a valid id */
+bool fleet_is_id_key(const char *key);
+/* Formats the value; returns its length. */
+size_t fleet_id_value(const char *datacenter, int64_t claimed_unix_ms,
+                      char out[FLEET_ID_VALUE_MAX]);
+/* Parses a value; false when it is not one. */
+bool fleet_id_parse(const void *data, size_t len, char datacenter[GF_WIRE_NAME_MAX + 1],
+                    int64_t *claimed_unix_ms);
 
 /* Request checks: GF_OK, or an error with *p filled. `cfg` gives the known
  * datacenters. */

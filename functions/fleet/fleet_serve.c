@@ -131,6 +131,11 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     }
     fleet_key(req->datacenter, req->server_id, key);
     register_ctx ctx = {.req = req, .st = st, .now = gf_clock_unix_ms()};
+    err = fleet_ids_claim(st, req->datacenter, req->server_id, ctx.now, &p);
+    if (err != GF_OK) {
+        err = store_failed(reply, err, &p, key);
+        goto out;
+    }
     fleet_written guess;
     mirror_guess(st, key, &guess);
     err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
@@ -180,6 +185,8 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
     }
     gf_err err = fleet_apply_heartbeat(old, c->req, c->now, c->st->cfg->heartbeat_timeout_ms, next,
                                        &c->g, p);
+    if (err == GF_OK && c->g.undecided) /* no write: the caller decides the match first */
+        return p->err = GF_ERR_RETRY;
     if (err == GF_OK && c->g.released)
         err = fleet_released_copy(old, &c->released);
     return err;
@@ -188,31 +195,33 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
 /* A game over for the match the record runs frees the server only once the match is
  * decided: an allocator that took the server may be about to commit the match on it.
  * The match's record is read, or created ABORTED (the server says it is not running
- * it); the first heartbeat attempt does it when the mirror shows the match, else a
- * second attempt after the first found it undecided. */
+ * it), in one place: before the first write when the mirror's copy shows the match
+ * running (the usual case: one write), else after the transition found it undecided
+ * on the record read (the mirror was behind; that pass wrote nothing). */
 static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *ctx,
                               fleet_written *w, fleet_problem *p)
 {
     const char *fin = ctx->req->finished_match_id;
     fleet_written guess;
     mirror_guess(st, key, &guess);
+    bool decide = fin && fin[0] && guess.rec && guess.rec->allocated_match_id &&
+                  strcmp(guess.rec->allocated_match_id, fin) == 0;
     gf_err err = GF_OK;
     ctx->g.decided = NULL;
-    if (fin && fin[0] && guess.rec && guess.rec->allocated_match_id &&
-        strcmp(guess.rec->allocated_match_id, fin) == 0) {
-        err = fleet_finished_decide(st, fin, &ctx->committed);
-        ctx->g.decided = fin;
-    }
-    if (err == GF_OK)
+    for (int pass = 0; pass < 2; pass++) {
+        if (decide) {
+            err = fleet_finished_decide(st, fin, &ctx->committed);
+            ctx->g.decided = fin;
+            if (err != GF_OK)
+                break;
+        }
         err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
-    fleet_written_fini(&guess);
-    if (err == GF_OK && ctx->g.undecided) { /* the mirror was behind: decide, then again */
-        fleet_written_fini(w);
-        err = fleet_finished_decide(st, fin, &ctx->committed);
-        ctx->g.decided = fin;
-        if (err == GF_OK)
-            err = fleet_store_change(st->fleet_kv, key, change_heartbeat, ctx, w, p);
+        decide = err == GF_ERR_RETRY && ctx->g.undecided;
+        if (!decide)
+            break;
+        *p = (fleet_problem){0};
     }
+    fleet_written_fini(&guess);
     return err;
 }
 
@@ -312,6 +321,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);
+    fleet_ids_release(st, req->datacenter, req->server_id);
     err = fleet_released_copy(cur.rec, &released);
     if (err == GF_OK && released.match_id[0]) {
         gf_log_warn("server left while running a match", "server=%s match=%s", key,

@@ -4,10 +4,15 @@
  *   1. stale servers (no heartbeat until stale_unix_ms) are deleted by CAS; a match
  *      they were running is aborted if it was never committed, else its players are
  *      released (fleet_release.c);
- *   2. abandoned allocations — ALLOCATED longer than allocation_grace with no commit
+ *   2. broken keys — a value that is not a usable record (fleet_table.h: garbage, an
+ *      invalid record, a record under another key or of an unconfigured datacenter),
+ *      held unchanged for heartbeat_timeout — are deleted by CAS on the revision seen,
+ *      so a valid record written meanwhile survives; nothing else would ever remove
+ *      them (no heartbeat refreshes them, no allocator takes them);
+ *   3. abandoned allocations — ALLOCATED longer than allocation_grace with no commit
  *      record (the allocator died between taking the server and committing, and the
  *      match was never redelivered) — are aborted and the server freed;
- *   3. every scale_interval (in whole ticks, by the tick's sequence number, so replicas
+ *   4. every scale_interval (in whole ticks, by the tick's sequence number, so replicas
  *      taking turns do not each publish), per datacenter, the warm pool (warm.h) is
  *      published as a FleetScaleRequest on gamefn.v1.fleet.scale.<datacenter>.
  *
@@ -35,6 +40,12 @@ typedef struct stale_item {
     fleet_released released;
 } stale_item;
 
+typedef struct broken_item {
+    char key[FLEET_KEY_MAX];
+    uint64_t revision;
+    char why[GF_WIRE_TEXT_MAX];
+} broken_item;
+
 typedef struct late_item {
     char key[FLEET_KEY_MAX];
     char match_id[GF_WIRE_ID_MAX + 1];
@@ -46,6 +57,9 @@ typedef struct scan {
     size_t n_stale, cap_stale;
     late_item *late;
     size_t n_late, cap_late;
+    int64_t broken_after_ms;
+    broken_item *broken;
+    size_t n_broken, cap_broken;
     bool nomem;
 } scan;
 
@@ -81,6 +95,42 @@ static void scan_entry(const fleet_entry *e, void *arg)
     }
 }
 
+static void scan_broken(const fleet_broken *b, void *arg)
+{
+    scan *s = arg;
+    if (s->now - b->since_unix_ms < s->broken_after_ms)
+        return; /* give a racing or half-upgraded writer its chance to fix it */
+    broken_item *v = gf_grow(s->broken, &s->cap_broken, s->n_broken + 1, sizeof *v);
+    if (!v) {
+        s->nomem = true;
+        return;
+    }
+    s->broken = v;
+    broken_item *it = &v[s->n_broken++];
+    snprintf(it->key, sizeof it->key, "%s", b->key);
+    snprintf(it->why, sizeof it->why, "%s", b->why);
+    it->revision = b->revision;
+}
+
+/* A broken key that stayed broken: delete it on the revision seen. Its id's index goes
+ * too when the key names a server (<datacenter>.<server_id>). */
+static void remove_broken(fleet_state *st, const broken_item *it)
+{
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
+    gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
+    if (err == GF_ERR_CONFLICT)
+        return; /* rewritten meanwhile (maybe valid now), or another replica removed it */
+    if (err != GF_OK) {
+        gf_log_warn("broken fleet key not removed yet", "key=%s err=%s", it->key, gf_err_str(err));
+        return;
+    }
+    fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
+    gf_log_warn("broken fleet key removed", "key=%s revision=%llu why=\"%s\"", it->key,
+                (unsigned long long)it->revision, it->why);
+    if (fleet_key_split(it->key, dc, id))
+        fleet_ids_release(st, dc, id);
+}
+
 static void remove_stale(fleet_state *st, stale_item *it)
 {
     gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
@@ -91,6 +141,9 @@ static void remove_stale(fleet_state *st, stale_item *it)
         return;
     }
     fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
+    if (fleet_key_split(it->key, dc, id))
+        fleet_ids_release(st, dc, id);
     gf_log_info("server removed: missed its heartbeats", "server=%s match=%s", it->key,
                 it->released.match_id[0] ? it->released.match_id : "-");
     if (it->released.match_id[0])
@@ -249,13 +302,18 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
     fleet_state *st = gf_fn_state(fn);
     if (!fleet_mirror_ready(st->mirror))
         return GF_OK; /* acting on a half-read fleet could remove live servers */
-    scan s = {.now = gf_clock_unix_ms(), .grace_ms = st->cfg->allocation_grace_ms};
+    scan s = {.now = gf_clock_unix_ms(),
+              .grace_ms = st->cfg->allocation_grace_ms,
+              .broken_after_ms = st->cfg->heartbeat_timeout_ms};
     fleet_mirror_each(st->mirror, NULL, scan_entry, &s);
+    fleet_mirror_each_broken(st->mirror, scan_broken, &s);
 
     for (size_t i = 0; i < s.n_stale; i++) {
         remove_stale(st, &s.stale[i]);
         fleet_released_fini(&s.stale[i].released);
     }
+    for (size_t i = 0; i < s.n_broken; i++)
+        remove_broken(st, &s.broken[i]);
     char **keep = calloc(s.n_late ? s.n_late : 1, sizeof *keep);
     size_t n_keep = 0;
     for (size_t i = 0; keep && i < s.n_late; i++) {
@@ -267,6 +325,7 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
         remember_committed(st, keep, n_keep);
     free(s.stale);
     free(s.late);
+    free(s.broken);
     if (s.nomem)
         return GF_ERR_NOMEM;
 

@@ -4,6 +4,7 @@
  * Design notes: a sorted array of entry pointers. Lookups and the datacenter range
  * are binary searches; inserting a new key moves pointers (servers register rarely
  * compared with how often they heartbeat, which only replaces an entry in place).
+ * Broken keys are a short unsorted array beside it: a healthy fleet has none.
  */
 #include "fleet_table.h"
 
@@ -21,6 +22,9 @@ enum { SPREAD = 16 };
 struct fleet_table {
     fleet_entry **v;
     size_t n, cap;
+    fleet_broken *broken;
+    size_t n_broken, cap_broken;
+    const fleet_config *dcs; /* borrowed; NULL = any datacenter */
     uint64_t generation;
     uint64_t version;
 };
@@ -47,7 +51,70 @@ void fleet_table_free(fleet_table *t)
     for (size_t i = 0; i < t->n; i++)
         entry_free(t->v[i]);
     free(t->v);
+    free(t->broken);
     free(t);
+}
+
+void fleet_table_set_datacenters(fleet_table *t, const fleet_config *cfg)
+{
+    t->dcs = cfg;
+}
+
+static fleet_broken *find_broken(const fleet_table *t, const char *key)
+{
+    for (size_t i = 0; i < t->n_broken; i++)
+        if (strcmp(t->broken[i].key, key) == 0)
+            return &t->broken[i];
+    return NULL;
+}
+
+static void drop_broken(fleet_table *t, fleet_broken *b)
+{
+    *b = t->broken[--t->n_broken];
+}
+
+/* Holds `key` at `rev` as broken for `why`; its clock starts when a revision is new. */
+static gf_err hold_broken(fleet_table *t, const char *key, uint64_t rev, const char *why,
+                          int64_t now)
+{
+    fleet_broken *b = find_broken(t, key);
+    if (!b) {
+        fleet_broken *v = gf_grow(t->broken, &t->cap_broken, t->n_broken + 1, sizeof *v);
+        if (!v)
+            return GF_ERR_NOMEM;
+        t->broken = v;
+        b = &v[t->n_broken++];
+        memset(b, 0, sizeof *b);
+        snprintf(b->key, sizeof b->key, "%s", key);
+    }
+    if (b->revision != rev) {
+        b->revision = rev;
+        b->since_unix_ms = now;
+        snprintf(b->why, sizeof b->why, "%s", why);
+    }
+    b->generation = t->generation;
+    return GF_OK;
+}
+
+/* Why the value `rec` (NULL: did not decode) is no usable record under `key`; false
+ * when it is one. */
+static bool unusable(const fleet_table *t, const char *key, const Gamefn__V1__ServerRecord *rec,
+                     char *why, size_t why_size)
+{
+    char own_key[FLEET_KEY_MAX];
+    fleet_problem p;
+    if (!rec)
+        snprintf(why, why_size, "not a ServerRecord (does not decode)");
+    else if (fleet_check_record(rec, &p) != GF_OK)
+        snprintf(why, why_size, "invalid ServerRecord: %.200s", p.text);
+    else if (!fleet_key(rec->datacenter, rec->server_id, own_key) || strcmp(own_key, key) != 0)
+        snprintf(why, why_size, "the record of %s.%s stored under another key", rec->datacenter,
+                 rec->server_id);
+    else if (t->dcs && !fleet_config_dc(t->dcs, rec->datacenter))
+        snprintf(why, why_size, "datacenter %s is not configured", rec->datacenter);
+    else
+        return false;
+    return true;
 }
 
 /* Index of the first entry whose key is >= key. */
@@ -73,24 +140,32 @@ static fleet_entry *find(const fleet_table *t, const char *key, size_t *at)
 }
 
 gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data,
-                       size_t len)
+                       size_t len, int64_t now_unix_ms)
 {
     size_t at = 0;
-    char own_key[FLEET_KEY_MAX];
+    char why[GF_WIRE_TEXT_MAX];
+    if (fleet_is_id_key(key))
+        return GF_OK; /* the server-id index: no server */
     fleet_entry *old = find(t, key, &at);
-    if (old && old->revision > rev) {
-        old->generation = t->generation; /* a replay behind our own newer write: keep it */
+    fleet_broken *was_broken = find_broken(t, key);
+    if ((old && old->revision > rev) || (was_broken && was_broken->revision > rev)) {
+        /* a replay behind our own newer write: keep what is held */
+        if (old)
+            old->generation = t->generation;
+        else
+            was_broken->generation = t->generation;
         return GF_OK;
     }
     Gamefn__V1__ServerRecord *rec = gamefn__v1__server_record__unpack(NULL, len, data);
-    fleet_problem p;
-    if (!rec || fleet_check_record(rec, &p) != GF_OK ||
-        !fleet_key(rec->datacenter, rec->server_id, own_key) || strcmp(own_key, key) != 0) {
+    if (unusable(t, key, rec, why, sizeof why)) {
         gamefn__v1__server_record__free_unpacked(rec, NULL);
         if (old) /* what the key holds now is unusable: forget the old value too */
             fleet_table_delete(t, key, rev);
-        return GF_ERR_INVALID;
+        gf_err err = hold_broken(t, key, rev, why, now_unix_ms);
+        return err == GF_OK ? GF_ERR_INVALID : err;
     }
+    if (was_broken)
+        drop_broken(t, was_broken);
     fleet_entry *e = calloc(1, sizeof *e);
     uint8_t *copy = malloc(len ? len : 1);
     if (!e || !copy) {
@@ -132,6 +207,9 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
 void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev)
 {
     size_t at = 0;
+    fleet_broken *b = find_broken(t, key);
+    if (b && b->revision <= rev)
+        drop_broken(t, b);
     fleet_entry *old = find(t, key, &at);
     if (!old || old->revision > rev)
         return;
@@ -164,12 +242,37 @@ size_t fleet_table_resync_end(fleet_table *t)
         }
     }
     t->n = kept;
+    for (size_t i = 0; i < t->n_broken;) {
+        if (t->broken[i].generation == t->generation) {
+            i++;
+        } else {
+            drop_broken(t, &t->broken[i]);
+            dropped++;
+        }
+    }
     return dropped;
 }
 
 size_t fleet_table_count(const fleet_table *t)
 {
     return t->n;
+}
+
+size_t fleet_table_broken_count(const fleet_table *t)
+{
+    return t->n_broken;
+}
+
+const fleet_broken *fleet_table_broken_get(const fleet_table *t, const char *key)
+{
+    return find_broken(t, key);
+}
+
+void fleet_table_broken_each(const fleet_table *t, void (*fn)(const fleet_broken *b, void *arg),
+                             void *arg)
+{
+    for (size_t i = 0; i < t->n_broken; i++)
+        fn(&t->broken[i], arg);
 }
 
 uint64_t fleet_table_version(const fleet_table *t)

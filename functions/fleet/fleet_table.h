@@ -9,6 +9,14 @@
  * watcher is re-created and replays every key) is bracketed by resync_begin/end: keys
  * the replay did not mention are dropped at the end.
  *
+ * Broken keys: a value that is not a usable record — it does not decode, fails
+ * fleet_check_record, is stored under another key than its own "<datacenter>.<server_id>",
+ * or names a datacenter the table was not told of (fleet_table_set_datacenters) — is no
+ * entry: nothing reads it, so no allocator can take it. It is kept aside as a
+ * fleet_broken (key, revision, why, since when) for the fleet's sweep, which removes it
+ * once it has been broken and unchanged for the heartbeat timeout. The server-id index
+ * keys (FLEET_ID_PREFIX, fleet_record.h) share the bucket and are ignored here.
+ *
  * Allocation order: among a datacenter's FREE, fresh servers with room, the most
  * recently freed first (so long-idle servers are the ones the warm pool hibernates),
  * and among the first 16 of those an offset taken from the match id, so allocators
@@ -49,14 +57,28 @@ typedef struct fleet_candidate {
     Gamefn__V1__ServerRecord *rec; /* owned by the candidate */
 } fleet_candidate;
 
+/* A key of the bucket whose value is not a usable record (above). */
+typedef struct fleet_broken {
+    char key[FLEET_KEY_MAX];
+    uint64_t revision;
+    int64_t since_unix_ms; /* when this table first held this revision */
+    char why[GF_WIRE_TEXT_MAX];
+    uint64_t generation; /* last resync that saw it */
+} fleet_broken;
+
 gf_err fleet_table_new(fleet_table **out);
 void fleet_table_free(fleet_table *t); /* NULL is fine */
 
-/* A put of `key` at `rev`. GF_ERR_INVALID (table unchanged, key dropped) when the
- * value is not a well-formed ServerRecord stored under its own key. */
+/* From now on a record whose datacenter `cfg` does not list is broken (borrowed; it
+ * must outlive the table). Without it any datacenter is accepted. */
+void fleet_table_set_datacenters(fleet_table *t, const fleet_config *cfg);
+
+/* A put of `key` at `rev`, seen at now_unix_ms. GF_ERR_INVALID when the value is not a
+ * usable record: the key leaves the entries and is held as broken (fleet_broken) from
+ * now_unix_ms, or from when this revision was first seen. Index keys: GF_OK, ignored. */
 gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data,
-                       size_t len);
-/* A delete (or purge) of `key` at `rev`. */
+                       size_t len, int64_t now_unix_ms);
+/* A delete (or purge) of `key` at `rev`: the entry or broken key goes. */
 void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev);
 
 /* A compare-and-set on `key` at `rev` lost its race: until the newer revision arrives,
@@ -65,9 +87,16 @@ void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev);
 void fleet_table_superseded(fleet_table *t, const char *key, uint64_t rev);
 
 void fleet_table_resync_begin(fleet_table *t);
-size_t fleet_table_resync_end(fleet_table *t); /* returns how many keys were dropped */
+/* Returns how many keys (entries and broken keys) were dropped. */
+size_t fleet_table_resync_end(fleet_table *t);
 
-size_t fleet_table_count(const fleet_table *t);
+size_t fleet_table_count(const fleet_table *t); /* entries, broken keys not counted */
+size_t fleet_table_broken_count(const fleet_table *t);
+/* The broken key `key`, or NULL. */
+const fleet_broken *fleet_table_broken_get(const fleet_table *t, const char *key);
+/* Calls fn for every broken key. */
+void fleet_table_broken_each(const fleet_table *t, void (*fn)(const fleet_broken *b, void *arg),
+                             void *arg);
 /* Grows whenever a server becomes FREE (a FREE record that is new or replaces a record
  * in another state): what an allocator waiting for a server waits for. Heartbeats that
  * keep a FREE server FREE, allocations and deletes leave it. */

@@ -119,7 +119,7 @@ static gf_err fleet_init(gf_fn *fn)
     for (size_t i = 0; err == GF_OK && i < st->cfg->datacenters_len; i++)
         warm_history_init(&st->demand[i], st->cfg->forecast_window_ms, now);
     if (err == GF_OK)
-        err = fleet_mirror_start(st->nc, st->js, "fleet", 5 * 60 * 1000, &st->mirror);
+        err = fleet_mirror_start_in(st->nc, st->js, "fleet", 5 * 60 * 1000, st->cfg, &st->mirror);
     if (err == GF_OK)
         err = fleet_demand_start(st);
     if (err == GF_OK && !fleet_mirror_wait_ready(st->mirror, 10000))

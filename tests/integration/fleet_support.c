@@ -190,8 +190,10 @@ Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char 
 size_t fleet_count(fleet_env *e)
 {
     kvKeysList l = {0};
-    natsStatus s = kvStore_Keys(&l, e->fleet, NULL);
-    size_t n = s == NATS_OK ? (size_t)l.Count : 0;
+    size_t n = 0;
+    if (kvStore_Keys(&l, e->fleet, NULL) == NATS_OK)
+        for (int i = 0; i < l.Count; i++)
+            n += strncmp(l.Keys[i], "ids/", 4) != 0;
     kvKeysList_Destroy(&l);
     return n;
 }

@@ -92,7 +92,7 @@ int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *fi
 
 /* The record of <dc>.<id>, or NULL when absent. */
 Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char *id);
-size_t fleet_count(fleet_env *e); /* live keys in the fleet bucket */
+size_t fleet_count(fleet_env *e); /* live server keys in the fleet bucket (not ids/<id>) */
 
 /* A CLAIMED ticket (one player per ticket, player id = "p-" + ticket id) claimed by
  * `match_id`, queued at queued_ms, with its players record. */

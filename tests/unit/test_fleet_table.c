@@ -1,7 +1,7 @@
 /*
  * test_fleet_table.c — the fleet mirror's table (functions/fleet/fleet_table.h):
  * revisions, malformed values, datacenter ranges, allocation order and spread,
- * resync, finding the server of a match.
+ * resync, finding the server of a match, broken keys held apart for the sweep.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -42,7 +42,7 @@ static void put(fleet_table *t, const char *dc, const char *id, uint64_t rev, in
     snprintf(key, sizeof key, "%s.%s", dc, id);
     size_t len = record(buf, dc, id, GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, free_since,
                         now + 10000, 10, NULL);
-    assert_int_equal(fleet_table_put(t, key, rev, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, key, rev, buf, len, now), GF_OK);
 }
 
 static void count_entry(const fleet_entry *e, void *arg)
@@ -81,11 +81,11 @@ static void revisions_and_ranges(void **state)
     uint8_t buf[512];
     size_t len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED, 0,
                         now + 10000, 10, "m-1");
-    assert_int_equal(fleet_table_put(t, "dc.a", 3, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "dc.a", 3, buf, len, now), GF_OK);
     assert_int_equal(fleet_table_get(t, "dc.a")->rec->state,
                      GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE);
     assert_int_equal(fleet_table_version(t), v);
-    assert_int_equal(fleet_table_put(t, "dc.a", 10, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "dc.a", 10, buf, len, now), GF_OK);
     assert_int_equal(fleet_table_get(t, "dc.a")->rec->state,
                      GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED);
     /* The version counts servers coming free, what waiting allocators wait for: an
@@ -93,21 +93,21 @@ static void revisions_and_ranges(void **state)
     assert_int_equal(fleet_table_version(t), v);
     len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
                  NULL);
-    assert_int_equal(fleet_table_put(t, "dc.a", 11, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "dc.a", 11, buf, len, now), GF_OK);
     assert_true(fleet_table_version(t) > v);
     v = fleet_table_version(t);
-    assert_int_equal(fleet_table_put(t, "dc.a", 12, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "dc.a", 12, buf, len, now), GF_OK);
     assert_int_equal(fleet_table_version(t), v);
     len = record(buf, "dc", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED, 0, now + 10000,
                  10, "m-1");
-    assert_int_equal(fleet_table_put(t, "dc.a", 13, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "dc.a", 13, buf, len, now), GF_OK);
 
     /* Malformed values and values under another key are refused and forget the key. */
-    assert_int_equal(fleet_table_put(t, "dc.b", 14, (const uint8_t *)"\xff\xff", 2),
+    assert_int_equal(fleet_table_put(t, "dc.b", 14, (const uint8_t *)"\xff\xff", 2, now),
                      GF_ERR_INVALID);
     assert_null(fleet_table_get(t, "dc.b"));
     len = record(buf, "dc2", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now, 10, NULL);
-    assert_int_equal(fleet_table_put(t, "dc.zz", 15, buf, len), GF_ERR_INVALID);
+    assert_int_equal(fleet_table_put(t, "dc.zz", 15, buf, len, now), GF_ERR_INVALID);
     assert_null(fleet_table_get(t, "dc.zz"));
 
     /* Deletes: an older delete is ignored. */
@@ -142,7 +142,7 @@ static void candidates_order_and_filters(void **state)
                                             : GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE;
         size_t len = record(buf, "eu", id, st, i == 7 ? 0 : i, i == 5 ? now : now + 1,
                             i == 6 ? 2 : 10, i == 7 ? "m-x" : NULL);
-        assert_int_equal(fleet_table_put(t, key, (uint64_t)i, buf, len), GF_OK);
+        assert_int_equal(fleet_table_put(t, key, (uint64_t)i, buf, len, now), GF_OK);
     }
     fleet_candidate c[16];
     size_t n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 16);
@@ -195,7 +195,7 @@ static void candidates_order_and_filters(void **state)
     fleet_candidates_free(c, n);
     size_t len =
         record(buf, "eu", "s9", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 9, now + 1, 10, NULL);
-    assert_int_equal(fleet_table_put(t, "eu.s9", 20, buf, len), GF_OK);
+    assert_int_equal(fleet_table_put(t, "eu.s9", 20, buf, len, now), GF_OK);
     n = fleet_table_candidates(t, "eu", 4, now, NULL, c, 16);
     assert_int_equal(n, 7);
     fleet_candidates_free(c, n);
@@ -221,12 +221,124 @@ static void resync_drops_unseen(void **state)
     fleet_table_free(NULL);
 }
 
+static void broken_count(const fleet_broken *b, void *arg)
+{
+    (void)b;
+    (*(size_t *)arg)++;
+}
+
+/* Unusable values are no entry (never a candidate) but are held, with why and since
+ * when, until a valid record, a delete or a resync that does not see them. */
+static void broken_keys_held_apart(void **state)
+{
+    (void)state;
+    static const fleet_dc_config dcs[] = {{.name = "eu"}, {.name = "us"}};
+    static const fleet_config cfg = {.datacenters = (fleet_dc_config *)(uintptr_t)dcs,
+                                     .datacenters_len = 2};
+    fleet_table *t = NULL;
+    fleet_candidate c[4];
+    uint8_t buf[512];
+    size_t len, n = 0;
+    assert_int_equal(fleet_table_new(&t), GF_OK);
+    fleet_table_set_datacenters(t, &cfg);
+
+    /* Garbage, an invalid record, another key's record, an unconfigured datacenter. */
+    assert_int_equal(fleet_table_put(t, "eu.g", 1, (const uint8_t *)"\xff\xff", 2, now),
+                     GF_ERR_INVALID);
+    len = record(buf, "eu", "v", 9, 1, now + 10000, 10, NULL);
+    assert_int_equal(fleet_table_put(t, "eu.v", 2, buf, len, now), GF_ERR_INVALID);
+    len = record(buf, "eu", "x", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
+                 NULL);
+    assert_int_equal(fleet_table_put(t, "eu.k", 3, buf, len, now), GF_ERR_INVALID);
+    assert_int_equal(fleet_table_put(t, "nokey", 4, buf, len, now), GF_ERR_INVALID);
+    len = record(buf, "zz", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
+                 NULL);
+    assert_int_equal(fleet_table_put(t, "zz.a", 5, buf, len, now), GF_ERR_INVALID);
+    /* The id index shares the bucket: neither an entry nor broken. */
+    assert_int_equal(fleet_table_put(t, "ids/a", 6, (const uint8_t *)"1 eu", 4, now), GF_OK);
+    assert_int_equal(fleet_table_count(t), 0);
+    assert_int_equal(fleet_table_broken_count(t), 5);
+    assert_int_equal(fleet_table_candidates(t, "eu", 1, now, "m", c, 4), 0);
+    assert_string_equal(fleet_table_broken_get(t, "eu.g")->why,
+                        "not a ServerRecord (does not decode)");
+    assert_non_null(strstr(fleet_table_broken_get(t, "eu.v")->why, "state"));
+    assert_non_null(strstr(fleet_table_broken_get(t, "eu.k")->why, "another key"));
+    assert_non_null(strstr(fleet_table_broken_get(t, "zz.a")->why, "not configured"));
+
+    /* The clock starts with a revision: the same one again keeps it, a new one restarts it. */
+    assert_int_equal(fleet_table_put(t, "eu.g", 1, (const uint8_t *)"\xff", 1, now + 500),
+                     GF_ERR_INVALID);
+    assert_int_equal(fleet_table_broken_get(t, "eu.g")->since_unix_ms, now);
+    assert_int_equal(fleet_table_put(t, "eu.g", 7, (const uint8_t *)"\xff", 1, now + 500),
+                     GF_ERR_INVALID);
+    assert_int_equal(fleet_table_broken_get(t, "eu.g")->since_unix_ms, now + 500);
+
+    /* A valid record replaces it (an older broken revision then changes nothing); a
+     * broken one replaces a valid one. */
+    put(t, "eu", "g", 8, 1);
+    assert_null(fleet_table_broken_get(t, "eu.g"));
+    assert_int_equal(fleet_table_put(t, "eu.g", 7, (const uint8_t *)"\xff", 1, now), GF_OK);
+    assert_null(fleet_table_broken_get(t, "eu.g"));
+    assert_int_equal(fleet_table_candidates(t, "eu", 1, now, "m", c, 4), 1);
+    fleet_candidates_free(c, 1);
+    assert_int_equal(fleet_table_put(t, "eu.g", 9, (const uint8_t *)"\xff", 1, now),
+                     GF_ERR_INVALID);
+    assert_null(fleet_table_get(t, "eu.g"));
+    assert_int_equal(fleet_table_candidates(t, "eu", 1, now, "m", c, 4), 0);
+
+    /* A delete at or after its revision removes it; an older one does not. */
+    fleet_table_delete(t, "eu.v", 1);
+    assert_non_null(fleet_table_broken_get(t, "eu.v"));
+    fleet_table_delete(t, "eu.v", 3);
+    assert_null(fleet_table_broken_get(t, "eu.v"));
+
+    /* A resync drops what it did not see. */
+    fleet_table_resync_begin(t);
+    assert_int_equal(fleet_table_put(t, "eu.k", 3, buf, len, now), GF_ERR_INVALID);
+    assert_int_equal(fleet_table_resync_end(t), 3);
+    fleet_table_broken_each(t, broken_count, &n);
+    assert_int_equal(n, 1);
+    assert_non_null(fleet_table_broken_get(t, "eu.k"));
+    fleet_table_free(t);
+}
+
+static void key_and_id_helpers(void **state)
+{
+    (void)state;
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1], key[FLEET_KEY_MAX],
+        value[FLEET_ID_VALUE_MAX];
+    int64_t at = 0;
+    assert_true(fleet_key_split("eu.gs-1", dc, id));
+    assert_string_equal(dc, "eu");
+    assert_string_equal(id, "gs-1");
+    assert_false(fleet_key_split("nokey", dc, id));
+    assert_false(fleet_key_split(".a", dc, id));
+    assert_false(fleet_key_split("eu.", dc, id));
+    assert_false(fleet_key_split("eu.a.b", dc, id));
+    assert_false(fleet_key_split("ids/a", dc, id));
+    assert_true(fleet_id_key("gs-1", key));
+    assert_string_equal(key, "ids/gs-1");
+    assert_true(fleet_is_id_key(key));
+    assert_false(fleet_is_id_key("eu.gs-1"));
+    assert_false(fleet_id_key("a.b", key));
+    size_t len = fleet_id_value("eu", 1234, value);
+    assert_string_equal(value, "1234 eu");
+    assert_true(fleet_id_parse(value, len, dc, &at));
+    assert_string_equal(dc, "eu");
+    assert_int_equal(at, 1234);
+    static const char *const bad[] = {"",      "1234",     " eu",        "12x4 eu",
+                                      "1234 ", "1234 e.u", "1234 eu zz", "99999999999999999999 eu"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_false(fleet_id_parse(bad[i], strlen(bad[i]), dc, &at));
+    assert_false(fleet_id_parse(NULL, 0, dc, &at));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(revisions_and_ranges),
-        cmocka_unit_test(candidates_order_and_filters),
-        cmocka_unit_test(resync_drops_unseen),
+        cmocka_unit_test(revisions_and_ranges), cmocka_unit_test(candidates_order_and_filters),
+        cmocka_unit_test(resync_drops_unseen),  cmocka_unit_test(broken_keys_held_apart),
+        cmocka_unit_test(key_and_id_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
