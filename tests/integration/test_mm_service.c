@@ -389,7 +389,7 @@ static void resume_replicas(stack *s)
     assert_int_equal(gf_proc_signal(&s->allocator[0], SIGCONT), 0);
 }
 
-/* Fleet records still ALLOCATED. */
+/* Fleet records (keys <datacenter>.<server_id>, not the ids/ index) still ALLOCATED. */
 static size_t servers_allocated(stack *s)
 {
     kvKeysList l = {0};
@@ -397,7 +397,7 @@ static size_t servers_allocated(stack *s)
     size_t n = 0;
     for (int i = 0; i < l.Count; i++) {
         kvEntry *en = NULL;
-        if (gf_kv_get(s->e.fleet, l.Keys[i], &en) != GF_OK)
+        if (strncmp(l.Keys[i], "ids/", 4) == 0 || gf_kv_get(s->e.fleet, l.Keys[i], &en) != GF_OK)
             continue; /* removed meanwhile */
         Gamefn__V1__ServerRecord *r = gamefn__v1__server_record__unpack(
             NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
