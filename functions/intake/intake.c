@@ -10,7 +10,6 @@
 
 #include "gamefn/clock.h"
 #include "gamefn/log.h"
-#include "gamefn/publish.h"
 #include "gamefn/tickets/record.h"
 #include "gamefn/tickets/request.h"
 #include "gamefn/tickets/status.h"
@@ -44,7 +43,7 @@ static const char *const bucket_names[GF_MM__BUCKETS] = {"tickets", "players", "
 
 gf_err intake_fail_write(intake_state *in, gf_reply *reply, const gf_mm_op *op, const char *what)
 {
-    if (!gf_publish_full(op->err, op->js_code))
+    if (!op->full)
         return intake_fail_store(reply, op->err, what);
     const char *bucket = op->bucket < GF_MM__BUCKETS ? bucket_names[op->bucket] : "?";
     int64_t now = gf_clock_mono_ms(), last = atomic_load(&in->full_logged_ms);

@@ -77,7 +77,7 @@ gf_err intake_queues(intake_state *in, const gf_msg *req, gf_reply *reply);
 gf_err intake_fail(gf_reply *reply, gf_err err, const gf_tickets_problem *p);
 /* A store error (unknown outcome / NATS away) as UNAVAILABLE or TIMEOUT. */
 gf_err intake_fail_store(gf_reply *reply, gf_err err, const char *what);
-/* A failed write `op`: a bucket that refuses it for want of room (gf_publish_full: not
+/* A failed write `op`: a bucket that refuses it for want of room (op->full: not
  * stored) is RESOURCE_EXHAUSTED, logged at most every 10 s; anything else as
  * intake_fail_store. */
 gf_err intake_fail_write(intake_state *in, gf_reply *reply, const gf_mm_op *op, const char *what);

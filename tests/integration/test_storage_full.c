@@ -5,6 +5,9 @@
  * retry_after, nothing of it stays behind (no ticket without its players records, no
  * players record without its ticket), and once the bucket has room again the same
  * request creates the ticket. The independent checker then finds the audit clean.
+ * And MATCHES full (discard new, as shipped): the matcher's Match is refused, it aborts
+ * the match and releases its claims, no ticket is assigned; once MATCHES has room the
+ * tickets are matched and assigned, and the checker finds no half-assigned match.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,12 +19,14 @@
 
 #include <cmocka.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/tickets/players.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "mm_support.h"
 
-#define E(x) GAMEFN__V1__ERROR_CODE__ERROR_CODE_##x
+#define E(x)  GAMEFN__V1__ERROR_CODE__ERROR_CODE_##x
+#define ST(x) GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
 
 typedef struct fixture {
     gf_fnenv env;
@@ -50,17 +55,22 @@ static int teardown(void **state)
     return 0;
 }
 
-/* KV_<bucket>'s max_bytes: 1 leaves no room for any message, -1 is unlimited. */
+/* A stream's max_bytes: 1 leaves no room for any message, -1 is unlimited. */
+static void stream_max_bytes(gf_fnenv *env, const char *stream, int64_t max_bytes)
+{
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, env->js, stream, NULL, NULL), NATS_OK);
+    assert_int_equal(si->Config->Discard, js_DiscardNew);
+    si->Config->MaxBytes = max_bytes;
+    assert_int_equal(js_UpdateStream(NULL, env->js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+}
+
 static void bucket_max_bytes(fixture *f, const char *bucket, int64_t max_bytes)
 {
     char stream[64];
-    jsStreamInfo *si = NULL;
     snprintf(stream, sizeof stream, "KV_%s", bucket);
-    assert_int_equal(js_GetStreamInfo(&si, f->env.js, stream, NULL, NULL), NATS_OK);
-    assert_int_equal(si->Config->Discard, js_DiscardNew);
-    si->Config->MaxBytes = max_bytes;
-    assert_int_equal(js_UpdateStream(NULL, f->env.js, si->Config, NULL, NULL), NATS_OK);
-    jsStreamInfo_Destroy(si);
+    stream_max_bytes(&f->env, stream, max_bytes);
 }
 
 /* players/<p> holds no live record. */
@@ -144,12 +154,69 @@ static void tickets_full(void **state)
     mm_check_clean(&f->env, 0);
 }
 
+/* Runs the fake allocator until every ticket of ids is in `state`, or timeout_ms. */
+static bool all_in(gf_fnenv *env, mm_alloc *a, char (*ids)[80], size_t n, int state, int timeout_ms)
+{
+    for (int64_t end = gf_clock_mono_ms() + timeout_ms; gf_clock_mono_ms() < end;) {
+        mm_alloc_step(a, 50);
+        size_t in = 0;
+        for (size_t i = 0; i < n; i++)
+            in += mm_state(env, ids[i]) == state;
+        if (in == n)
+            return true;
+    }
+    return false;
+}
+
+static void matches_full(void **state)
+{
+    (void)state;
+    gf_fnenv env;
+    gf_proc intake, matcher, ticker;
+    assert_int_equal(mm_env_start(&env, NULL), 0);
+    assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
+    assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
+    mm_alloc *alloc = mm_alloc_start(&env);
+    stream_max_bytes(&env, "MATCHES", 1);
+    assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
+
+    char ids[2][80];
+    mm_ticket a = mm_solo("k-mf-a", "mia"), b = mm_solo("k-mf-b", "max");
+    mm_create_new(&env, &a, ids[0], sizeof ids[0]);
+    mm_create_new(&env, &b, ids[1], sizeof ids[1]);
+    /* Full: never published, so never committed or assigned; and not matched again on
+     * every tick (100 ms) meanwhile: each try costs two ticket revisions and an abort
+     * record, which fill the buckets in turn (21 aborts in these 2 s without the pause). */
+    uint64_t matches = mm_bucket_seq(&env, "matches");
+    assert_false(all_in(&env, alloc, ids, 2, ST(ASSIGNED), 2000));
+    assert_int_equal(mm_alloc_committed(alloc), 0);
+    uint64_t aborts = mm_bucket_seq(&env, "matches") - matches;
+    if (aborts > 3)
+        fail_msg("%llu matches tried against a full MATCHES in 2 s", (unsigned long long)aborts);
+    for (size_t i = 0; i < 2; i++) {
+        int st = mm_state(&env, ids[i]);
+        assert_true(st == ST(QUEUED) || st == ST(CLAIMED));
+    }
+
+    stream_max_bytes(&env, "MATCHES", -1);
+    assert_true(all_in(&env, alloc, ids, 2, ST(ASSIGNED), 15000));
+    assert_int_equal(mm_alloc_committed(alloc), 1);
+    mm_check_clean(&env, 0);
+
+    mm_alloc_free(alloc);
+    assert_true(gf_fnenv_stop(&ticker, 15000));
+    assert_true(gf_fnenv_stop(&matcher, 15000));
+    assert_true(gf_fnenv_stop(&intake, 15000));
+    gf_fnenv_free(&env);
+}
+
 int main(void)
 {
     gf_log_set_level(GF_LOG_WARN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(players_full, setup, teardown),
         cmocka_unit_test_setup_teardown(tickets_full, setup, teardown),
+        cmocka_unit_test(matches_full),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
