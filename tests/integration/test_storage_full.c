@@ -8,6 +8,8 @@
  * And MATCHES full (discard new, as shipped): the matcher's Match is refused, it aborts
  * the match and releases its claims, no ticket is assigned; once MATCHES has room the
  * tickets are matched and assigned, and the checker finds no half-assigned match.
+ * And AUDIT_TICKETS given a size limit (discard old): the checker says its report is
+ * incomplete instead of judging the tickets it still has.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include "gamefn/tickets/players.h"
 #include "gamefn/v1/error.pb-c.h"
 #include "mm_support.h"
+#include "mmcheck.h"
 
 #define E(x)  GAMEFN__V1__ERROR_CODE__ERROR_CODE_##x
 #define ST(x) GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
@@ -210,6 +213,33 @@ static void matches_full(void **state)
     gf_fnenv_free(&env);
 }
 
+/* The audit mirror's size limit dropped the first tickets' revisions: the checker must
+ * not report the rest as the whole (it did: 4 of 6 tickets, every count 0, GF_OK). */
+static void audit_full(void **state)
+{
+    fixture *f = *state;
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, f->env.js, "AUDIT_TICKETS", NULL, NULL), NATS_OK);
+    assert_int_equal(si->Config->Discard, js_DiscardOld);
+    si->Config->MaxMsgs = 3;
+    assert_int_equal(js_UpdateStream(NULL, f->env.js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+    for (int i = 0; i < 6; i++) {
+        char key[16], player[16], id[80];
+        snprintf(key, sizeof key, "k-audit-%d", i);
+        snprintf(player, sizeof player, "aud%d", i);
+        mm_ticket t = mm_solo(key, player);
+        mm_create_new(&f->env, &t, id, sizeof id);
+    }
+    gf_mmcheck *m = NULL;
+    gf_err err = mm_check_run(&f->env, 0, &m);
+    if (err == GF_OK)
+        fail_msg("the checker judged %llu tickets as the whole audit",
+                 (unsigned long long)m->report->totals.tickets);
+    assert_int_equal(err, GF_ERR_TIMEOUT); /* incomplete */
+    gf_mmcheck_free(m);
+}
+
 int main(void)
 {
     gf_log_set_level(GF_LOG_WARN);
@@ -217,6 +247,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(players_full, setup, teardown),
         cmocka_unit_test_setup_teardown(tickets_full, setup, teardown),
         cmocka_unit_test(matches_full),
+        cmocka_unit_test_setup_teardown(audit_full, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
