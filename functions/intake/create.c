@@ -174,7 +174,9 @@ static int judge_existing(create_ctx *c, size_t i, const char *player, players_o
             c->created_rev[c->ncreated++] = op.rev;
             next = 0;
         } else if (err != GF_ERR_CONFLICT) {
-            intake_fail_store(c->reply, err, "replacing a stale players record");
+            if (err == GF_ERR_NATS) /* refused: the others' records go (see write_ticket) */
+                rollback_players(c, NULL);
+            intake_fail_write(c->in, c->reply, &op, "replacing a stale players record");
             *done = PLAYERS_FAILED;
         }
     }
@@ -208,7 +210,9 @@ static players_outcome hold_players(create_ctx *c)
                 c->created_rev[c->ncreated++] = op.rev;
                 held = true;
             } else if (err != GF_ERR_CONFLICT) {
-                intake_fail_store(c->reply, err, "creating the players record");
+                if (err == GF_ERR_NATS) /* refused: the others' records go (see write_ticket) */
+                    rollback_players(c, NULL);
+                intake_fail_write(c->in, c->reply, &op, "creating the players record");
                 done = PLAYERS_FAILED;
                 break;
             } else {
@@ -256,8 +260,13 @@ static gf_err write_ticket(create_ctx *c)
     free(buf);
     if (err == GF_ERR_CONFLICT) /* a ticket exists under this key: a retry, or a race */
         return answer_existing(c);
+    /* Refused (e.g. the bucket is full): no ticket, so the players records this request
+     * made go too, or each would hold its player until pending_grace. An unknown outcome
+     * keeps them: the ticket may be stored, and a retry under the key finds them its own. */
+    if (err == GF_ERR_NATS)
+        rollback_players(c, NULL);
     if (err != GF_OK)
-        return intake_fail_store(c->reply, err, "creating the ticket");
+        return intake_fail_write(c->in, c->reply, &op, "creating the ticket");
     pause_at(c, "ticket");
     gf_mmstore_push_record(c->in->store, &next.rec, op.rev, NULL);
     return intake_reply_status(c->reply, 0, &next.rec, op.rev, false, NULL);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/clock.h"
+#include "gamefn/log.h"
 #include "gamefn/tickets/record.h"
 #include "gamefn/tickets/request.h"
 #include "gamefn/tickets/status.h"
@@ -33,6 +35,29 @@ gf_err intake_fail_store(gf_reply *reply, gf_err err, const char *what)
     snprintf(reply->error, sizeof reply->error,
              "%s: %s (outcome unknown: retry with the same request)", what, gf_err_str(err));
     return err == GF_ERR_TIMEOUT ? GF_ERR_TIMEOUT : GF_ERR_UNAVAILABLE;
+}
+
+enum { FULL_LOG_MS = 10000, FULL_RETRY_MS = 1000 };
+
+static const char *const bucket_names[GF_MM__BUCKETS] = {"tickets", "players", "matches"};
+
+gf_err intake_fail_write(intake_state *in, gf_reply *reply, const gf_mm_op *op, const char *what)
+{
+    if (!op->full)
+        return intake_fail_store(reply, op->err, what);
+    const char *bucket = op->bucket < GF_MM__BUCKETS ? bucket_names[op->bucket] : "?";
+    int64_t now = gf_clock_mono_ms(), last = atomic_load(&in->full_logged_ms);
+    if ((last == 0 || now - last >= FULL_LOG_MS) &&
+        atomic_compare_exchange_strong(&in->full_logged_ms, &last, now))
+        gf_log_warn("bucket full: ticket.create refused", "bucket=%s js_code=%d step=\"%s\"",
+                    bucket, op->js_code, what);
+    reply->code = GAMEFN__V1__ERROR_CODE__ERROR_CODE_RESOURCE_EXHAUSTED;
+    reply->retry_after_ms = FULL_RETRY_MS;
+    reply->field[0] = '\0';
+    snprintf(reply->error, sizeof reply->error,
+             "%s: the %s bucket is full (JetStream %d); nothing was stored: retry later", what,
+             bucket, op->js_code);
+    return GF_ERR_UNAVAILABLE;
 }
 
 gf_err intake_read_ticket(intake_state *in, const char *id, Gamefn__V1__TicketRecord **rec,

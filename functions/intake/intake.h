@@ -30,6 +30,7 @@
 #ifndef GAMEFN_INTAKE_H
 #define GAMEFN_INTAKE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -56,6 +57,8 @@ typedef struct intake_state {
      * (every member's record held, the ticket not written), `ticket` (the ticket
      * written, neither pushed nor answered). */
     gf_test_pause pause;
+    /* Monotonic ms of the last "bucket full" warning (one per FULL_LOG_MS, any thread). */
+    _Atomic int64_t full_logged_ms;
 } intake_state;
 
 gf_err intake_state_init(intake_state *in, const gf_config *cfg, const intake_config *own,
@@ -74,6 +77,10 @@ gf_err intake_queues(intake_state *in, const gf_msg *req, gf_reply *reply);
 gf_err intake_fail(gf_reply *reply, gf_err err, const gf_tickets_problem *p);
 /* A store error (unknown outcome / NATS away) as UNAVAILABLE or TIMEOUT. */
 gf_err intake_fail_store(gf_reply *reply, gf_err err, const char *what);
+/* A failed write `op`: a bucket that refuses it for want of room (op->full: not
+ * stored) is RESOURCE_EXHAUSTED, logged at most every 10 s; anything else as
+ * intake_fail_store. */
+gf_err intake_fail_write(intake_state *in, gf_reply *reply, const gf_mm_op *op, const char *what);
 /* Reads and decodes tickets/<id>. GF_ERR_NOT_FOUND when absent. */
 gf_err intake_read_ticket(intake_state *in, const char *id, Gamefn__V1__TicketRecord **rec,
                           uint64_t *rev, gf_reply *reply);

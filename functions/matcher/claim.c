@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/match/rules.h"
 #include "gamefn/subjects.h"
@@ -39,7 +40,10 @@
 
 #define RS(x) GAMEFN__V1__TICKET_REASON__TICKET_REASON_##x
 
-enum { MATCH_ID_LEN = 33 }; /* "m" + 32 hex */
+enum {
+    MATCH_ID_LEN = 33,            /* "m" + 32 hex */
+    MATCHES_FULL_PAUSE_MS = 2000, /* see matches_full */
+};
 
 /* The Match of one engine match, built before its claims (their digest is its own) and
  * packed after them (it carries their revisions). Its arrays are owned; its strings are
@@ -166,6 +170,19 @@ static gf_err match_msg_build(tick_ctx *c, const gf_match *x, const char *id, ma
     msg->merged = x->merged;
     msg->starved = x->starved;
     return GF_OK;
+}
+
+/* MATCHES refused a Match for want of room: ticks match nothing for MATCHES_FULL_PAUSE_MS
+ * (the claims of this tick are undone as for any failed publish). Logged once a pause. */
+static void matches_full(matcher *m, int js_code)
+{
+    int64_t now = gf_clock_mono_ms(), until = atomic_load(&m->matches_full_until_ms);
+    if (now < until)
+        return;
+    if (atomic_compare_exchange_strong(&m->matches_full_until_ms, &until,
+                                       now + MATCHES_FULL_PAUSE_MS))
+        gf_log_warn("MATCHES full: matching paused", "js_code=%d pause_ms=%d", js_code,
+                    MATCHES_FULL_PAUSE_MS);
 }
 
 /* The publish op of plan p, whose claims all won (revisions w->rev[p->first ..]), into
@@ -302,6 +319,8 @@ void tick_claim(tick_ctx *c, const gf_match_result *res)
         claim_plan *p = &plans[i];
         if (!p->publish)
             continue;
+        if (p->publish->full)
+            matches_full(m, p->publish->js_code);
         if (p->publish->err != GF_OK) {
             atomic_fetch_add(&m->n.publish_unknown, 1);
             gf_log_warn("match publish failed", "match=%s err=%s", p->id,

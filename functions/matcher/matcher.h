@@ -70,6 +70,11 @@ typedef struct matcher {
     mm_group groups[GF_MATCH_MAX_QUEUES];
     size_t ngroups;
     matcher_counters n;
+    /* Monotonic ms until which ticks match nothing: MATCHES refused a Match for want of
+     * room (gf_publish_full). Every refused Match costs its tickets a claim and a release
+     * and the matches bucket an abort record, so matching on every tick against a full
+     * MATCHES would fill the buckets too. Any group's thread reads and sets it. */
+    _Atomic int64_t matches_full_until_ms;
     /* GAMEFN_TEST_MATCHER_PAUSE=claimed[:<ms>] (gamefn/test_pause.h): tests stop the
      * matcher after a tick's claims are written, before its Matches are published. */
     gf_test_pause pause;

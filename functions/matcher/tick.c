@@ -119,6 +119,9 @@ void matcher_tick(matcher *m, mm_group *g, int64_t tick_seq)
     }
     tick_end_tickets(&c, ending, nend);
     tick_release_expired(&c, expired, nexp);
+    /* MATCHES is full: ending and releasing go on, matching waits (matcher.h). */
+    if (gf_clock_mono_ms() < atomic_load(&m->matches_full_until_ms))
+        goto out;
     gf_err err = gf_match_tick_ws(g->ws, &m->tables.cfg, c.pool, c.npool, c.now, &res);
     if (err != GF_OK) {
         gf_log_error("matching tick failed", "group=%s err=%s", m->tables.groups[g->index].name,

@@ -249,6 +249,8 @@ static void on_done(const gf_publish_result *res, void *closure)
     pending *p = closure;
     p->op->err = res->err;
     p->op->rev = res->err == GF_OK ? res->seq : 0;
+    p->op->js_code = res->js_code;
+    p->op->full = gf_publish_full(res->err, res->js_code);
     pthread_mutex_lock(&p->b->mu);
     if (--p->b->left == 0)
         pthread_cond_signal(&p->b->done);
@@ -307,6 +309,8 @@ gf_err gf_mmstore_batch(gf_mmstore *s, gf_mm_op *ops, size_t n)
     for (size_t i = 0; i < n; i++) {
         ops[i].err = GF_ERR_TIMEOUT;
         ops[i].rev = 0;
+        ops[i].js_code = 0;
+        ops[i].full = false;
         ps[i] = (pending){.b = &b, .op = &ops[i]};
         gf_err err = send_op(s, &ops[i], &ps[i]);
         if (err != GF_OK) { /* refused: no callback will come */

@@ -51,8 +51,10 @@ typedef struct gf_mm_op {
     size_t len;
     const char *msg_id; /* PUBLISH: required; a resend of the same id is stored once */
     /* results */
-    gf_err err;   /* GF_OK, GF_ERR_CONFLICT, or unknown outcome */
+    gf_err err;   /* GF_OK, GF_ERR_CONFLICT, GF_ERR_NATS (refused: not stored), or unknown */
     uint64_t rev; /* GF_OK: the new revision */
+    int js_code;  /* GF_ERR_NATS: JetStream's err_code */
+    bool full;    /* refused for want of room, nothing stored (gamefn/publish.h gf_publish_full) */
 } gf_mm_op;
 
 typedef struct gf_mmstore gf_mmstore;

@@ -214,7 +214,7 @@ void mm_check_clean(gf_fnenv *env, int64_t grace_ms)
     mm_check_clean_but(env, grace_ms, 0);
 }
 
-void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records)
+gf_err mm_check_run(gf_fnenv *env, int64_t grace_ms, gf_mmcheck **out)
 {
     gf_config *cfg = NULL;
     gf_config_error cerr;
@@ -223,9 +223,16 @@ void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records)
     assert_int_equal(gf_mm_config_load(env->config_path, &cfg, &cerr), GF_OK);
     const gf_mm_config *mm = gf_config_function(cfg);
     assert_int_equal(gf_mm_tables_build(&mm->matchmaking, &tables, why, sizeof why), GF_OK);
-    gf_mmcheck *m = NULL;
     gf_mmcheck_opts o = {.queues = &tables.cfg, .grace_ms = grace_ms};
-    assert_int_equal(gf_mmcheck_run(env->nc, env->js, &o, &m), GF_OK);
+    gf_err err = gf_mmcheck_run(env->nc, env->js, &o, out);
+    gf_config_free(cfg);
+    return err;
+}
+
+void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records)
+{
+    gf_mmcheck *m = NULL;
+    assert_int_equal(mm_check_run(env, grace_ms, &m), GF_OK);
     gf_mmcheck_print(m);
     static const char *const zero[] = {
         "double_claims",         "players_in_two_matches",
@@ -244,5 +251,4 @@ void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records)
     }
     assert_true(gf_check_report_find(m->report, "limit_violations")->checked);
     gf_mmcheck_free(m);
-    gf_config_free(cfg);
 }

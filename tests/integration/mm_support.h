@@ -134,5 +134,9 @@ void mm_audit_print(const mm_audit *a);
 void mm_check_clean(gf_fnenv *env, int64_t grace_ms);
 /* The same, with exactly `bad_records` undecodable records expected (written on purpose). */
 void mm_check_clean_but(gf_fnenv *env, int64_t grace_ms, uint64_t bad_records);
+/* The checker's run itself (gf_mmcheck_run with the test config's queue table): GF_OK and
+ * *out (gf_mmcheck_free), or its error (GF_ERR_TIMEOUT: the report would be incomplete). */
+struct gf_mmcheck;
+gf_err mm_check_run(gf_fnenv *env, int64_t grace_ms, struct gf_mmcheck **out);
 
 #endif

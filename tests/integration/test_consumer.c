@@ -12,6 +12,8 @@
  * at the same two moments, the replica woken after its partitions moved on. Each test
  * runs twice: with explicit acks, and with ack_policy all plus a linger (one ack per
  * batch, which also acks what precedes it — the poison's termination included).
+ * And the effects bucket full: the events wait, unacked and not dead-lettered, and are
+ * applied exactly once when it has room.
  */
 #include <inttypes.h>
 #include <setjmp.h>
@@ -26,6 +28,7 @@
 #include <cmocka.h>
 
 #include "event_support.h"
+#include "harness_util.h"
 #include "gamefn/clock.h"
 #include "gamefn/util.h"
 #include "gamefn/v1/dlq.pb-c.h"
@@ -475,6 +478,40 @@ static void linger_gathers_a_trickle_into_fewer_writes(void **state)
     assert_true(gf_fnenv_stop(&a, 15000));
 }
 
+/* KV_test_sums' max_bytes: 1 leaves no room (the bucket is discard new), -1 none. */
+static void sums_max_bytes(cenv *ce, int64_t max_bytes)
+{
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, ce->js, "KV_test_sums", NULL, NULL), NATS_OK);
+    assert_int_equal(si->Config->Discard, js_DiscardNew);
+    si->Config->MaxBytes = max_bytes;
+    assert_int_equal(js_UpdateStream(NULL, ce->js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+}
+
+/* The effects bucket full (10077): nothing is applied, acked or dead-lettered meanwhile
+ * (longer than the group's backoff and max_deliver allow for a failing message), and
+ * once it has room every event is applied exactly once. */
+static void effects_bucket_full_holds_the_events(void **state)
+{
+    cenv *ce = *state;
+    gf_proc a = {0};
+    assert_int_equal(gf_fnenv_spawn_ready(&ce->env, &a, CONSUMER, "test-consumer", "a", NULL), 0);
+    sums_max_bytes(ce, 1);
+    enum { N = 400 };
+    for (int i = 0; i < N; i++)
+        publish_score(ce->js, ce->x, "gs-f", (uint64_t)i + 1, i % PLAYERS, 1 + i % 7, NULL, true);
+    assert_int_equal(gf_ev_flush(ce->js), 0);
+    assert_true(gf_fnenv_wait_log(&a, "effect write not confirmed", 10000));
+    gf_clock_sleep_ms(3000);
+    assert_int_equal(th_stream_msgs(ce->js, "KV_test_sums"), 0);
+    assert_int_equal(th_stream_msgs(ce->js, "KV_dlq_reasons"), 0);
+    sums_max_bytes(ce, -1);
+    assert_all_applied(ce, 30000);
+    assert_int_equal(th_stream_msgs(ce->js, "KV_dlq_reasons"), 0);
+    assert_true(gf_fnenv_stop(&a, 15000));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +527,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup_ack_all,
                                         teardown),
+        cmocka_unit_test_setup_teardown(effects_bucket_full_holds_the_events, setup, teardown),
         cmocka_unit_test_setup_teardown(linger_gathers_a_trickle_into_fewer_writes, setup_linger,
                                         teardown),
     };

@@ -668,6 +668,20 @@ static void test_bucket_conflict_and_update(void **state)
 
     assert_int_equal(gf_provision_bucket(f->js, &b, false, &res), GF_OK);
     assert_int_equal(res.outcome, GF_PROVISION_UNCHANGED);
+
+    /* A bucket with discard old (made by an old client, or by hand) drops its oldest
+     * revisions at max_bytes instead of refusing the write: reported, and updated. */
+    si = stream_info(f, "KV_hist");
+    si->Config->Discard = js_DiscardOld;
+    assert_int_equal(js_UpdateStream(NULL, f->js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+    assert_int_equal(gf_provision_bucket(f->js, &b, false, &res), GF_ERR_CONFLICT);
+    assert_contains(res.message, "bucket hist: discard is old on the server, new in config");
+    assert_int_equal(gf_provision_bucket(f->js, &b, true, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UPDATED);
+    si = stream_info(f, "KV_hist");
+    assert_int_equal(si->Config->Discard, js_DiscardNew);
+    jsStreamInfo_Destroy(si);
 }
 
 /* ---- consumers ------------------------------------------------------------------ */

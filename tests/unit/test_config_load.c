@@ -553,17 +553,21 @@ static void shipped_config_loads(void **state)
     assert_int_equal(ev->storage, GF_STORAGE_FILE);
     assert_int_equal(ev->max_age_ms, 7 * 86400000LL);
     assert_int_equal(ev->duplicate_window_ms, 600000);
+    /* At a size limit, refuse rather than drop what consumers have not read yet. */
+    assert_int_equal(ev->discard, GF_DISCARD_NEW);
     const gf_stream_config *m = gf_config_stream(cfg, "MATCHES");
     assert_non_null(m);
     assert_string_equal(m->subjects[0], "gamefn.v1.match.found.>");
     assert_int_equal(m->retention, GF_RETENTION_WORKQUEUE);
     assert_int_equal(m->max_age_ms, 3600000);
     assert_int_equal(m->duplicate_window_ms, 120000);
+    assert_int_equal(m->discard, GF_DISCARD_NEW);
     const gf_stream_config *dlq = gf_config_stream(cfg, "DLQ");
     assert_non_null(dlq);
     assert_string_equal(dlq->subjects[0], "gamefn.v1.dlq.>");
     assert_int_equal(dlq->max_age_ms, 30 * 86400000LL);
     assert_int_equal(dlq->duplicate_window_ms, 3600000);
+    assert_int_equal(dlq->discard, GF_DISCARD_NEW);
     const gf_stream_config *snaps = gf_config_stream(cfg, "LB_SNAPSHOTS");
     assert_non_null(snaps);
     assert_string_equal(snaps->subjects[0], "gamefn.v1.lb.snapshot.>");

@@ -430,6 +430,30 @@ static gf_err read_tail(reader *r, const char *mirror, const char *origin, const
     return GF_OK;
 }
 
+/* A size limit on an audit mirror loses revisions nobody expired: with discard old it
+ * drops its oldest at the limit (silently: the read below counts from the first message
+ * it finds, as for max_age), with discard new it stops copying (read_tail). Its first
+ * revision younger than max_age (or any first revision past 1 with no max_age) means the
+ * revisions before it went to the limit: the tickets they named are not checked. */
+static void limit_dropped(reader *r, const char *mirror, const jsStreamInfo *si)
+{
+    enum { AGE_SLACK_MS = 60 * 1000 };
+    const jsStreamConfig *c = si->Config;
+    int64_t first_ns = si->State.FirstTime, since_ns = r->o->since_ms * 1000000;
+    if ((c->MaxMsgs <= 0 && c->MaxBytes <= 0) || si->State.FirstSeq <= 1 ||
+        (since_ns > 0 && first_ns <= since_ns))
+        return;
+    if (c->MaxAge > 0 &&
+        first_ns <= (gf_clock_unix_ms() + AGE_SLACK_MS) * 1000000 - (int64_t)c->MaxAge)
+        return; /* its oldest is as old as max_age: expired, not dropped */
+    note(r,
+         "%s starts at revision %llu, younger than its max_age: its size limit (max_msgs "
+         "%lld, max_bytes %lld) dropped the revisions before it, and what they named is not "
+         "checked (an audit mirror needs no size limit: docs/OPERATIONS.md, Storage full)",
+         mirror, (unsigned long long)si->State.FirstSeq, (long long)c->MaxMsgs,
+         (long long)c->MaxBytes);
+}
+
 static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg_fn fn,
                           gf_check_source src)
 {
@@ -455,6 +479,8 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
      * there (a clustered one goes on: NATS-FACTS §6). */
     /* Counted from the first message read, not the stream's first sequence: the oldest
      * messages may expire (max_age) between the two. */
+    if (err == GF_OK)
+        limit_dropped(r, mirror, si);
     int64_t since_ns = r->o->since_ms * 1000000;
     bool whole = since_ns == 0 || si->State.LastTime >= since_ns;
     uint64_t held = 0, seen = 0;

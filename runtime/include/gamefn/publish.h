@@ -129,6 +129,13 @@ typedef struct gf_publish_result {
     int attempts;   /* messages actually sent for it (1 = no resend) */
 } gf_publish_result;
 
+/* Whether a result is JetStream refusing for want of room, so nothing was stored and a
+ * resend will be refused too until room is made: 10077 (the stream's or bucket's
+ * max_bytes or max_msgs with discard new) or 10002 (the account's JetStream limit).
+ * The server's own max_file_store / max_memory_store (10023, sent with code 503) is not
+ * among them: a 503 is retried until give_up_ms and ends as GF_ERR_TIMEOUT. */
+bool gf_publish_full(gf_err err, int js_code);
+
 /* Called exactly once per accepted message; see "Threads". */
 typedef void (*gf_publish_done_fn)(const gf_publish_result *res, void *closure);
 

@@ -88,6 +88,12 @@ gf__pub_verdict gf__publish_verdict(const gf__pub_reply *r)
     return GF__PUB_REFUSED;
 }
 
+bool gf_publish_full(gf_err err, int js_code)
+{
+    return err == GF_ERR_NATS &&
+           (js_code == JSStreamStoreFailedErr || js_code == JSAccountResourcesExceededErr);
+}
+
 /* "Key: Value" with the key compared ignoring case; value trimmed of spaces. */
 static bool header_line(const char *line, size_t n, const char *key, const char **val,
                         size_t *val_len)

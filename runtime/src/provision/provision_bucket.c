@@ -10,7 +10,13 @@
  *      max_value_size = max_msg_size     (0 in config = -1 on the server)
  *      max_bytes      = max_bytes        (0 in config = -1 on the server)
  *      storage, replicas, description
+ *      discard        = new              (not configurable)
  *    plus its subjects, which must be exactly $KV.<bucket>.>.
+ *  - Discard new is checked because a bucket made another way (nats.c before it talked
+ *    to a 2.7.2 server, an old `nats kv add`, by hand) may have discard old: at its
+ *    max_bytes such a bucket silently drops its oldest revisions, i.e. live tickets,
+ *    players records or claims, where discard new refuses the write (10077) and the
+ *    writer sees it. An update sets it.
  *  - Updates patch the backing stream's own config (js_UpdateStream). The
  *    duplicate window is reset to 0 so that the server derives it from the new
  *    ttl as it did at creation (2 minutes, or the ttl when shorter); otherwise a
@@ -101,6 +107,9 @@ static void bucket_compare(const jsStreamConfig *s, const bucket_expected *w, gf
     gf__prov_diff_limit(d, true, "replicas", s->Replicas, w->replicas);
     gf__prov_diff_limit(d, true, "max_value_size", s->MaxMsgSize, w->max_msg_size);
     gf__prov_diff_limit(d, true, "max_bytes", s->MaxBytes, w->max_bytes);
+    if (s->Discard != js_DiscardNew)
+        gf__prov_diff_add(d, true, "discard", gf__prov_discard_name(s->Discard),
+                          gf__prov_discard_name(js_DiscardNew));
     if (w->description != NULL)
         gf__prov_diff_string(d, true, "description", s->Description, w->description);
 }
@@ -122,6 +131,7 @@ static void bucket_patch(jsStreamConfig *up, const void *want)
     up->Replicas = w->replicas;
     up->MaxMsgSize = w->max_msg_size;
     up->MaxBytes = w->max_bytes;
+    up->Discard = js_DiscardNew;
 }
 
 static gf_err bucket_create(jsCtx *js, const gf_bucket_config *cfg, const bucket_expected *w,
