@@ -389,8 +389,9 @@ static void resume_replicas(stack *s)
     assert_int_equal(gf_proc_signal(&s->allocator[0], SIGCONT), 0);
 }
 
-/* Fleet records (keys <datacenter>.<server_id>, not the ids/ index) still ALLOCATED. */
-static size_t servers_allocated(stack *s)
+/* Fleet records (keys <datacenter>.<server_id>, not the ids/ index) still ALLOCATED;
+ * `say`: print each with its match's commit record state (what a leak looks like). */
+static size_t servers_allocated(stack *s, bool say)
 {
     kvKeysList l = {0};
     assert_int_equal(kvStore_Keys(&l, s->e.fleet, NULL), NATS_OK);
@@ -402,7 +403,12 @@ static size_t servers_allocated(stack *s)
         Gamefn__V1__ServerRecord *r = gamefn__v1__server_record__unpack(
             NULL, (size_t)kvEntry_ValueLen(en), kvEntry_Value(en));
         assert_non_null(r);
-        n += r->state == GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED;
+        bool allocated = r->state == GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED;
+        n += allocated;
+        if (allocated && say)
+            fprintf(stderr, "  %s ALLOCATED to %s (revision %llu), its match's record: state %d\n",
+                    l.Keys[i], r->allocated_match_id, (unsigned long long)kvEntry_Revision(en),
+                    fleet_outcome_state(&s->e, r->allocated_match_id));
         gamefn__v1__server_record__free_unpacked(r, NULL);
         kvEntry_Destroy(en);
     }
@@ -483,7 +489,7 @@ static void paused_replicas_wake_up(void **state)
     check_ends(&s, &b, N);
     size_t allocated = 0;
     for (int waited = 0; waited < 30000; waited += 200) {
-        if ((allocated = servers_allocated(&s)) == 0)
+        if ((allocated = servers_allocated(&s, false)) == 0)
             break;
         gf_clock_sleep_ms(200);
     }
@@ -493,8 +499,12 @@ static void paused_replicas_wake_up(void **state)
             fleet_log_count(&s.allocator[0], "match aborted"),
             fleet_log_count(&s.allocator[0], "match refused"),
             fleet_log_count(&s.matcher[0], "match left to its claims' lease"));
-    if (allocated)
+    if (allocated) {
         fprintf(stderr, "%zu servers still ALLOCATED with every ticket ended\n", allocated);
+        servers_allocated(&s, true);
+        gf_proc_dump_log(&s.allocator[0], 20);
+        gf_proc_dump_log(&s.fleet, 20);
+    }
     assert_int_equal(allocated, 0);
     book_free(&b);
     down(&s);
