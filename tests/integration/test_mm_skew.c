@@ -22,7 +22,9 @@
  *  - allocator a2 +30 s: every Match it fetches is past its claims' lease: aborted;
  *  - fleet -30 s: every record it writes is stale to the allocators, so nothing is
  *    allocated (NO_SERVER) until the fleet runs with a right clock again (restarted
- *    unskewed here); then every ticket is assigned.
+ *    unskewed here); then every ticket is assigned;
+ *  - intake 10 s ahead (skipped: a known defect, the one place safety depends on a
+ *    clock; see the case).
  *
  * Why libfaketime and no clock hook in the product: a maintained Debian library fakes
  * every clock call of the unmodified binaries, which a hand-written hook in
@@ -38,6 +40,7 @@
  * same code either way.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -297,13 +300,52 @@ static void fleet_behind(void **state)
     run_case("fleet-behind-30s", &(skew){.fleet = -30, .hold_ms = 300}, true);
 }
 
+/* The one place safety depends on a clock (docs/OPERATIONS.md "Clocks", not fixed):
+ * intake ia writes players/p for a create under key one and is held before its ticket
+ * (GAMEFN_TEST_INTAKE_PAUSE=players: the few ms between the two writes, made long);
+ * intake ib, 10 s ahead, takes that record for the leftover of a dead create and serves
+ * a create for p under key two; ia then writes its ticket: p holds two live tickets and
+ * the checker says so. With ib's clock right, ib answers CONFLICT and all is clean.
+ * Skipped until intake judges pending_grace without comparing two hosts' clocks; remove
+ * the skip() to see it fail. */
+static void intake_ahead_pending_grace(void **state)
+{
+    (void)state;
+    skip();
+    gf_fnenv env;
+    assert_int_equal(mm_env_start(&env, NULL), 0);
+    gf_proc a = {0}, b = {0};
+    char *held[] = {"GAMEFN_TEST_INTAKE_PAUSE=players:3000", NULL};
+    char *ahead[] = {"LD_PRELOAD=" GAMEFN_FAKETIME_LIB, "FAKETIME=+10s", NULL};
+    assert_int_equal(gf_fnenv_spawn(&env, &a, "functions/intake/gamefn-intake", "ia", held), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "intake", "ia", 15000));
+    mm_ticket one = mm_solo("pending-one", "p-pending"), two = mm_solo("pending-two", "p-pending");
+    Gamefn__V1__CreateTicketReply *out = NULL;
+    gf_wire_error e;
+    assert_int_equal(mm_create_err(&env, &one, 300, &out, &e), -1); /* ia is held */
+    assert_true(fleet_log_has(&a, "paused for a test", 2000));
+    assert_int_equal(gf_proc_signal(&a, SIGSTOP), 0); /* only ib answers now */
+    assert_int_equal(gf_fnenv_spawn(&env, &b, "functions/intake/gamefn-intake", "ib", ahead), 0);
+    assert_true(gf_fnenv_wait_ping(&env, "intake", "ib", 15000));
+    int code = -1;
+    for (int i = 0; i < 20 && code == -1; i++)
+        code = mm_create_err(&env, &two, 500, &out, &e); /* a copy ia holds times out */
+    if (out)
+        gamefn__v1__create_ticket_reply__free_unpacked(out, NULL);
+    assert_int_equal(gf_proc_signal(&a, SIGCONT), 0);
+    gf_clock_sleep_ms(3500); /* ia writes its ticket */
+    fprintf(stderr, "create under key two with key one's create in progress: code %d\n", code);
+    mm_check_clean(&env, 0);
+    gf_fnenv_free(&env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(baseline),       cmocka_unit_test(baseline_no_hold),
         cmocka_unit_test(modest_skews),   cmocka_unit_test(matcher_ahead),
         cmocka_unit_test(matcher_behind), cmocka_unit_test(allocator_ahead),
-        cmocka_unit_test(fleet_behind),
+        cmocka_unit_test(fleet_behind),   cmocka_unit_test(intake_ahead_pending_grace),
     };
     const char *only = getenv("GAMEFN_TEST_FILTER");
     if (only && only[0])
