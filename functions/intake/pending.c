@@ -1,6 +1,10 @@
 /*
- * pending.c — the table of pending.h: one slot per player id hash (FNV-1a), holding
- * the revision seen and when it was first seen.
+ * pending.c — the table of pending.h: GF_INTAKE_PENDING_SLOTS slots in sets of
+ * PENDING_WAYS chosen by the player id's hash (FNV-1a), each holding a player, the
+ * revision seen, when it was first seen and when last. A player not in its set takes
+ * the slot seen longest ago, so records that keep being asked about (clients retrying
+ * every retry_after_ms) keep their counts unless more than PENDING_WAYS of them share
+ * a set.
  */
 #include "pending.h"
 
@@ -8,13 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/partition.h"
 #include "gamefn/limits.h"
+#include "gamefn/partition.h"
+
+enum { PENDING_WAYS = 4, PENDING_SETS = GF_INTAKE_PENDING_SLOTS / PENDING_WAYS };
 
 typedef struct slot {
-    char player[GF_WIRE_ID_MAX + 1];
+    char player[GF_WIRE_ID_MAX + 1]; /* "" free */
     uint64_t revision;
-    int64_t since_ms;
+    int64_t since_ms, seen_ms;
 } slot;
 
 struct intake_pending {
@@ -40,22 +46,40 @@ void intake_pending_free(intake_pending *p)
     free(p);
 }
 
+/* The player's slot in its set, else the one to take for it (free, or seen longest ago). */
+static slot *find(intake_pending *p, const char *player, size_t len, bool *found)
+{
+    slot *set = &p->slots[(gf_partition_fnv1a32(player, len) % PENDING_SETS) * PENDING_WAYS];
+    slot *take = &set[0];
+    for (size_t i = 0; i < PENDING_WAYS; i++) {
+        slot *s = &set[i];
+        if (strncmp(s->player, player, len) == 0 && s->player[len] == '\0') {
+            *found = true;
+            return s;
+        }
+        if (take->player[0] && (!s->player[0] || s->seen_ms < take->seen_ms))
+            take = s;
+    }
+    *found = false;
+    return take;
+}
+
 bool intake_pending_seen_for(intake_pending *p, const char *player, uint64_t revision,
                              int64_t now_mono_ms, int64_t grace_ms)
 {
     if (grace_ms <= 0)
         return true;
     size_t len = strnlen(player, GF_WIRE_ID_MAX);
-    slot *s = &p->slots[gf_partition_fnv1a32(player, len) % GF_INTAKE_PENDING_SLOTS];
+    bool found = false;
     pthread_mutex_lock(&p->lock);
-    bool same =
-        s->revision == revision && strncmp(s->player, player, len) == 0 && s->player[len] == '\0';
-    if (!same) {
+    slot *s = find(p, player, len, &found);
+    if (!found || s->revision != revision) {
         memcpy(s->player, player, len);
         s->player[len] = '\0';
         s->revision = revision;
         s->since_ms = now_mono_ms;
     }
+    s->seen_ms = now_mono_ms;
     bool over = now_mono_ms - s->since_ms >= grace_ms;
     pthread_mutex_unlock(&p->lock);
     return over;

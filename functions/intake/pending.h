@@ -13,8 +13,9 @@
  * a create that died long ago cost no wait.
  *
  * Any change of the record (a retry renewing it) is a new revision: its count starts
- * again. The table has a fixed size; a slot taken over by another record restarts the
- * count of the one it held (a later verdict, never an earlier one).
+ * again. The table has a fixed size (sets of a few slots per player id hash); a slot
+ * taken over by another player restarts the count of the one it held (a later verdict,
+ * never an earlier one).
  *
  * Threads: creates run concurrently; one mutex guards the table. Ownership:
  * intake_pending_new allocates, intake_pending_free (NULL accepted) releases.

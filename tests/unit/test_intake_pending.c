@@ -48,11 +48,29 @@ static void never_early(void **state)
     intake_pending_free(p);
 }
 
+/* Clients retrying every 250 ms: each of 50 players' records keeps its count and is
+ * over at its grace, not before (sets of 4 slots: colliding players do not restart each
+ * other). */
+static void retried_records_keep_their_counts(void **state)
+{
+    (void)state;
+    intake_pending *p = NULL;
+    assert_int_equal(intake_pending_new(&p), GF_OK);
+    char id[32];
+    for (int64_t now = 0; now <= 5000; now += 250)
+        for (int i = 0; i < 50; i++) {
+            snprintf(id, sizeof id, "player-%d", i);
+            assert_int_equal(intake_pending_seen_for(p, id, 3, now, 5000), now >= 5000);
+        }
+    intake_pending_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(counts_from_first_sight),
         cmocka_unit_test(never_early),
+        cmocka_unit_test(retried_records_keep_their_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
