@@ -16,6 +16,9 @@ PACKAGES=(
   curl            # the local deploy and docs use the nats-server monitoring port
   openssl         # test_conn_auth makes its CA and certificates with the openssl tool
   gnuplot-nox     # gamefn-report draws the run report's plots with it (SVG terminal)
+  libfaketime     # test_mm_skew runs one replica with its wall clock shifted (LD_PRELOAD):
+                  # Debian's maintained library fakes every clock call of the unmodified
+                  # binaries, nats.c's included, which a hand-written hook could not
 )
 # Wanted but not required: the report's browser test (tests/report_browser_test.sh) opens
 # the report in Debian's chromium, and is skipped, not failed, where it cannot be installed.

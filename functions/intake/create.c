@@ -135,6 +135,15 @@ static int judge_existing(create_ctx *c, size_t i, const char *player, players_o
             goto out;
         }
         v = gf_players_judge(pr, t, c->now, &c->in->policy);
+        /* No ticket: stale by age alone, and that age compares two hosts' wall clocks.
+         * Stale only once this process has also seen the record unchanged that long
+         * (pending.h): a clock ahead of the writer's must not end a create in progress.
+         * Counted from the first sight, whatever the wall clocks say then. */
+        if (!t &&
+            !intake_pending_seen_for(c->in->pending, player, rev, gf_clock_mono_ms(),
+                                     c->in->policy.pending_grace_ms) &&
+            v == GF_PLAYERS_STALE && c->now - pr->created_unix_ms < GF_INTAKE_PENDING_OLD_MS)
+            v = GF_PLAYERS_PENDING;
     }
     if (v == GF_PLAYERS_LIVE) {
         char note[GF_WIRE_TEXT_MAX + 1];

@@ -253,6 +253,8 @@ gf_err intake_state_init(intake_state *in, const gf_config *cfg, const intake_co
         snprintf(why, why_size, "%s", cerr.message);
         return err;
     }
+    if ((err = intake_pending_new(&in->pending)) != GF_OK)
+        return err;
     const gf_mm_config *mm = gf_config_function(in->mm_config);
     in->tables = calloc(1, sizeof *in->tables);
     if (!in->tables)
@@ -270,6 +272,7 @@ gf_err intake_state_init(intake_state *in, const gf_config *cfg, const intake_co
 void intake_state_free(intake_state *in)
 {
     gf_mmstore_close(in->store);
+    intake_pending_free(in->pending);
     free(in->queues_reply);
     free(in->tables);
     gf_config_free(in->mm_config);

@@ -9,8 +9,9 @@
  *   3. players/<player_id> created (create-if-absent) for every member. A record naming
  *      this ticket id is this request's own (a retry). A record that names a live
  *      ticket makes the reply that ticket's status (replayed); one whose ticket is still
- *      being created is CONFLICT (retry after retry_after_ms); a stale one is replaced
- *      by compare-and-set. Records this request created are removed again if it stops;
+ *      being created is CONFLICT (retry after retry_after_ms); a stale one (pending.h:
+ *      by its age and by this process's own count) is replaced by compare-and-set.
+ *      Records this request created are removed again if it stops;
  *   4. tickets/<id> created QUEUED; the status is pushed and returned. If the create
  *      finds a ticket, this is a retry: the same request gets that ticket back
  *      (replayed), another request under the same key FAILED_PRECONDITION.
@@ -24,7 +25,7 @@
  * records naming the ticket are deleted and the status is pushed.
  *
  * Threads: handlers may run concurrently (request concurrency); the state below is
- * read-only after init, and the store is thread-safe. Ownership: intake_state_init
+ * read-only after init, the store and `pending` are thread-safe. Ownership: intake_state_init
  * allocates everything; intake_state_free releases it.
  */
 #ifndef GAMEFN_INTAKE_H
@@ -42,6 +43,7 @@
 #include "gamefn/tickets/players.h"
 #include "intake_config.h"
 #include "mmstore.h"
+#include "pending.h"
 
 typedef struct intake_state {
     const intake_config *cfg;
@@ -49,6 +51,7 @@ typedef struct intake_state {
     gf_config *mm_config; /* functions.matcher, read from the same file */
     gf_mm_tables *tables;
     gf_mmstore *store;
+    intake_pending *pending; /* how long this process has seen young players records */
     const char *instance_id;
     uint8_t *queues_reply; /* the discovery answer, built once */
     size_t queues_reply_len;

@@ -21,7 +21,9 @@ static const gf_cfg_field intake_fields[] = {
      .min = 100,
      .max = 60000,
      .help = "a players record whose ticket does not exist yet is a create in progress for "
-             "this long (CONFLICT, retry), then stale"},
+             "this long (CONFLICT, retry), then stale; counted by the record's creation time "
+             "and by intake's own monotonic clock from its first sight of the record (not "
+             "the first when an hour old)"},
     {.key = "max_match_duration",
      .type = GF_CFG_DURATION,
      .offset = offsetof(intake_config, max_match_ms),

@@ -196,8 +196,10 @@ static void test_idempotency(void **state)
     gamefn__v1__create_ticket_reply__free_unpacked(a, NULL);
 }
 
-/* players/<p> records: a stale one (its ticket was never written, long ago) is replaced;
- * a young one is a create in progress: CONFLICT with retry_after_ms. */
+/* players/<p> records: a stale one (its ticket was never written, hours ago) is replaced
+ * at once; a young one is a create in progress: CONFLICT with retry_after_ms, until
+ * pending_grace has passed by the record's time and by intake's own count since it first
+ * saw the record (functions/intake/pending.h). */
 static void test_players_records(void **state)
 {
     fixture *f = *state;
@@ -206,7 +208,7 @@ static void test_players_records(void **state)
     Gamefn__V1__CreateTicketReply *r = NULL;
     char field[128];
     assert_int_equal(gf_players_pack("dave", "feedfacefeedfacefeedfacefeedface",
-                                     gf_clock_unix_ms() - 60000, &buf, &len),
+                                     gf_clock_unix_ms() - 2 * 3600 * 1000, &buf, &len),
                      GF_OK);
     assert_int_equal(kvStore_Put(NULL, f->players, "dave", buf, (int)len), NATS_OK);
     free(buf);
