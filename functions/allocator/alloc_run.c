@@ -282,17 +282,37 @@ static void forget_reads(job *j)
 
 /* ---- the server ------------------------------------------------------------------- */
 
-/* Frees whatever server is ALLOCATED to this match (after an abort). */
-static void release_server(job *j)
+/* Frees server `key` from this match. GF_OK too when it no longer holds the match
+ * (freed or taken again by another writer, removed). A failed write (a timeout, lost
+ * races) is not dropped: a server left ALLOCATED to a decided match idles until the
+ * fleet's backstop frees it (allocation_grace, an aborted match) or for good (a spare
+ * of a committed one), so it is logged and GF_ERR_RETRY has the Match redelivered. */
+static gf_err release_key(job *j, const char *key)
+{
+    fleet_written w = {0};
+    gf_err err = fleet_store_release(j->st->fleet, key, j->am.m->match_id, &w);
+    if (err == GF_OK)
+        fleet_mirror_note(j->st->mirror, key, w.revision, w.data, w.len);
+    fleet_written_fini(&w);
+    if (err == GF_OK || err == GF_ERR_PERMANENT || err == GF_ERR_NOT_FOUND)
+        return GF_OK;
+    gf_log_warn("server not released; the match will be redelivered", "server=%s match=%s err=%s",
+                key, j->am.m->match_id, gf_err_str(err));
+    return GF_ERR_RETRY;
+}
+
+/* After a decision: frees the server the copy shows ALLOCATED to this match, unless the
+ * match was committed on it (`keep`; NULL after an abort). */
+static gf_err release_server(job *j, const char *keep)
 {
     fleet_candidate c;
     if (!fleet_mirror_find_match(j->st->mirror, j->am.m->match_id, &c))
-        return;
-    fleet_written w = {0};
-    if (fleet_store_release(j->st->fleet, c.key, j->am.m->match_id, &w) == GF_OK)
-        fleet_mirror_note(j->st->mirror, c.key, w.revision, w.data, w.len);
-    fleet_written_fini(&w);
+        return GF_OK;
+    gf_err err = GF_OK;
+    if (!keep || !c.rec || !c.rec->server_id || strcmp(c.rec->server_id, keep) != 0)
+        err = release_key(j, c.key);
     fleet_candidates_free(&c, 1);
+    return err;
 }
 
 /* Tries the candidates of one datacenter; GF_OK with *out when one was taken. *raced is
@@ -410,12 +430,15 @@ static gf_err decide_commit(job *j, const Gamefn__V1__ServerRecord *server,
     return decide(j, err, buf, len, server->datacenter, o, &created);
 }
 
-/* Applies a decided outcome: the tickets, and the server of an aborted match. */
+/* Applies a decided outcome: the tickets, and a server held for the match but not
+ * running it (the server of an aborted match, a spare of a committed one). */
 static gf_err conclude(job *j, const Gamefn__V1__MatchOutcome *o)
 {
     gf_err err = settle_all(j, o);
-    if (err == GF_OK && o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_ABORTED)
-        release_server(j);
+    bool aborted = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_ABORTED;
+    const Gamefn__V1__Assignment *a = !aborted && o->n_assignments ? o->assignments[0] : NULL;
+    if (err == GF_OK && (aborted || a))
+        err = release_server(j, a ? a->server_id : NULL);
     return err;
 }
 
@@ -517,12 +540,9 @@ static gf_err allocate(job *j)
         const Gamefn__V1__Assignment *a = o->n_assignments ? o->assignments[0] : NULL;
         if (a && strcmp(a->server_id, server.rec->server_id) != 0) {
             /* An earlier delivery committed the match on another server: ours is spare. */
-            fleet_written w = {0};
             char key[FLEET_KEY_MAX];
-            if (fleet_key(server.rec->datacenter, server.rec->server_id, key) &&
-                fleet_store_release(j->st->fleet, key, m->match_id, &w) == GF_OK)
-                fleet_mirror_note(j->st->mirror, key, w.revision, w.data, w.len);
-            fleet_written_fini(&w);
+            if (fleet_key(server.rec->datacenter, server.rec->server_id, key))
+                err = release_key(j, key);
         }
     }
     if (err == GF_OK && o) {
