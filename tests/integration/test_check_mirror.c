@@ -330,8 +330,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(restart_history_5_poisons_mirror, setup, teardown),
         cmocka_unit_test_setup_teardown(restart_history_64_mirror_follows, setup, teardown),
     };
-    const char *only = getenv("GAMEFN_TEST_FILTER");
-    if (only && only[0])
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -511,8 +511,5 @@ int main(void)
         cmocka_unit_test_setup_teardown(whole_cluster_restarts, setup, teardown),
         cmocka_unit_test_setup_teardown(check_right_after_a_node_restart, setup, teardown),
     };
-    const char *only = getenv("GAMEFN_TEST_FILTER");
-    if (only && only[0])
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

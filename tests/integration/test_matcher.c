@@ -472,8 +472,5 @@ int main(void)
         cmocka_unit_test(test_resync_after_restart),
         cmocka_unit_test(test_cancel_races_claim),
     };
-    const char *only = getenv("GAMEFN_TEST_FILTER"); /* e.g. test_cancel_races_claim */
-    if (only && only[0])
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

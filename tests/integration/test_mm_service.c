@@ -517,8 +517,5 @@ int main(void)
         cmocka_unit_test(nats_restart_under_load),
         cmocka_unit_test(paused_replicas_wake_up),
     };
-    const char *only = getenv("GAMEFN_TEST_FILTER");
-    if (only && only[0])
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

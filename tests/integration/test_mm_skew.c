@@ -351,8 +351,5 @@ int main(void)
         cmocka_unit_test(matcher_behind), cmocka_unit_test(allocator_ahead),
         cmocka_unit_test(fleet_behind),   cmocka_unit_test(intake_ahead_pending_grace),
     };
-    const char *only = getenv("GAMEFN_TEST_FILTER");
-    if (only && only[0])
-        cmocka_set_test_filter(only);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
