@@ -3,10 +3,10 @@
  * against a real nats-server: the file passes `nats-server -t`; echo runs under its
  * user; a gateway with its own inbox prefix gets answers but cannot reach discovery or
  * the JetStream API; a function user (the FUNCTION block) can create a stream but not
- * delete one; a hostile reply subject changes nothing, through either layer; a game
- * server's events are stored in their player's partition (the account's own mapping);
- * and the auditor runs `gamefn check` over thousands of audit records with read access
- * only.
+ * delete one, nor a durable of EVENTS or DLQ (lag alone may delete EVENTS consumers); a hostile
+ * reply subject changes nothing, through either layer; a game server's events are stored in their
+ * player's partition (the account's own mapping); and the auditor runs `gamefn check` over
+ * thousands of audit records with read access only.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +29,16 @@
 #define ECHO "functions/echo/gamefn-echo"
 
 static char accounts_path[512];
+
+/* A durable pull consumer `name` on `stream`, created by the admin client. */
+static void durable(jsCtx *js, const char *stream, const char *name)
+{
+    jsConsumerConfig cc;
+    jsConsumerConfig_Init(&cc);
+    cc.Durable = name;
+    cc.AckPolicy = js_AckExplicit;
+    assert_int_equal(js_AddConsumer(NULL, js, stream, &cc, NULL, NULL), NATS_OK);
+}
 
 /* `user` with its password as gf_fnenv_shipped_accounts sets it ("pw-<USER>"). */
 static natsConnection *connect_as(gf_fnenv *env, const char *user, const char *inbox_prefix)
@@ -90,6 +100,29 @@ static void roles_under_the_shipped_users(void **state)
     assert_int_equal(natsConnection_JetStream(&fjs, fn, &jo), NATS_OK);
     assert_int_equal(gf_fnenv_add_stream(fjs, "VICTIM", "victim.>"), NATS_OK);
     assert_int_not_equal(js_DeleteStream(fjs, "VICTIM", NULL, NULL), NATS_OK);
+
+    /* ... nor a durable whose position is state: a consumer group's on EVENTS, a reader's
+     * on DLQ. Only lag may delete consumers of EVENTS (its gap tracker's ephemeral). */
+    assert_int_equal(gf_fnenv_add_stream(env.js, "EVENTS", "gamefn.v1.evp.>"), NATS_OK);
+    assert_int_equal(gf_fnenv_add_stream(env.js, "DLQ", "gamefn.v1.dlq.>"), NATS_OK);
+    durable(env.js, "EVENTS", "leaderboard-p00");
+    durable(env.js, "EVENTS", "lag-probe");
+    durable(env.js, "DLQ", "inspector");
+    assert_int_not_equal(js_DeleteConsumer(fjs, "EVENTS", "leaderboard-p00", NULL, NULL), NATS_OK);
+    assert_int_not_equal(js_DeleteConsumer(fjs, "DLQ", "inspector", NULL, NULL), NATS_OK);
+    natsConnection *lag = connect_as(&env, "lag", NULL);
+    jsCtx *ljs = NULL;
+    assert_int_equal(natsConnection_JetStream(&ljs, lag, &jo), NATS_OK);
+    assert_int_not_equal(js_DeleteConsumer(ljs, "DLQ", "inspector", NULL, NULL), NATS_OK);
+    assert_int_equal(js_DeleteConsumer(ljs, "EVENTS", "lag-probe", NULL, NULL), NATS_OK);
+    jsConsumerInfo *ci = NULL;
+    assert_int_equal(js_GetConsumerInfo(&ci, env.js, "EVENTS", "leaderboard-p00", NULL, NULL),
+                     NATS_OK);
+    jsConsumerInfo_Destroy(ci);
+    assert_int_equal(js_GetConsumerInfo(&ci, env.js, "DLQ", "inspector", NULL, NULL), NATS_OK);
+    jsConsumerInfo_Destroy(ci);
+    jsCtx_Destroy(ljs);
+    natsConnection_Destroy(lag);
 
     /* The confused deputy through echo, from the gateway: refused twice over. */
     assert_int_equal(natsConnection_PublishRequest(gw, "gamefn.v1.echo",
