@@ -50,6 +50,7 @@ typedef struct job {
      * the first round of ticket writes needs no second read. */
     Gamefn__V1__TicketRecord **read;
     uint64_t *read_rev;
+    const char *full; /* the bucket that refused a write for want of room (for the log) */
 } job;
 
 /* Long work tells the server the message is still being handled, so its ack wait
@@ -197,6 +198,8 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
             break;
         err = gf_mmstore_batch(j->st->store, ops, m);
         for (size_t k = 0; k < m; k++) {
+            if (ops[k].full)
+                j->full = "tickets";
             if (ops[k].err != GF_OK)
                 continue; /* a lost race: read again next round */
             gf_mmstore_push_record(j->st->store, &items[of[k]].next.rec, ops[k].rev, NULL);
@@ -205,6 +208,8 @@ static gf_err settle_all(job *j, const Gamefn__V1__MatchOutcome *o)
                 o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED)
                 pause_at(j, "assigning");
         }
+        if (err == GF_OK && j->full)
+            err = GF_ERR_RETRY; /* no room: reading and trying again now cannot help */
         keep_alive(j);
     }
     for (size_t i = 0; err == GF_OK && i < n; i++)
@@ -389,9 +394,12 @@ static gf_err decide(job *j, gf_err packed, uint8_t *buf, size_t len, const char
                      Gamefn__V1__MatchOutcome **o, bool *created)
 {
     gf_err err = packed;
+    bool full = false;
     *created = false;
     if (err == GF_OK)
-        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, created);
+        err = gf_mmstore_decide(j->st->store, j->am.m->match_id, buf, len, o, created, &full);
+    if (full)
+        j->full = "matches";
     free(buf);
     if (err == GF_OK && *created)
         publish_demand(j, allocated_dc);
@@ -586,7 +594,10 @@ gf_err alloc_on_match(gf_fn *fn, const gf_msg *msg)
         return GF_ERR_PERMANENT;
     }
     err = allocate(&j);
-    if (err != GF_OK && err != GF_ERR_PERMANENT)
+    if (err != GF_OK && err != GF_ERR_PERMANENT && j.full)
+        gf_log_warn("match not finished: a bucket is full; it will be redelivered",
+                    "match=%s bucket=%s", m->match_id, j.full);
+    else if (err != GF_OK && err != GF_ERR_PERMANENT)
         gf_log_warn("match not finished; it will be redelivered", "match=%s err=%s", m->match_id,
                     gf_err_str(err));
     alloc_match_fini(&j.am);

@@ -371,7 +371,7 @@ void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, 
 }
 
 gf_err gf_mmstore_decide(gf_mmstore *s, const char *match_id, const uint8_t *buf, size_t len,
-                         Gamefn__V1__MatchOutcome **out, bool *created)
+                         Gamefn__V1__MatchOutcome **out, bool *created, bool *full)
 {
     uint8_t *held = NULL;
     size_t held_len = 0;
@@ -383,6 +383,8 @@ gf_err gf_mmstore_decide(gf_mmstore *s, const char *match_id, const uint8_t *buf
     gf_mm_op op = {
         .kind = GF_MM_CREATE, .bucket = GF_MM_MATCHES, .key = match_id, .data = buf, .len = len};
     gf_err err = gf_mmstore_write(s, &op);
+    if (full)
+        *full = op.full;
     if (err == GF_OK) {
         if (created)
             *created = true;
@@ -409,7 +411,7 @@ gf_err gf_mmstore_abort_match(gf_mmstore *s, const char *match_id, int abort_rea
     gf_err err = gf_outcome_abort_pack(match_id, (Gamefn__V1__MatchAbortReason)abort_reason,
                                        ticket_id, NULL, decided_by, now_ms, &buf, &len, &p);
     if (err == GF_OK)
-        err = gf_mmstore_decide(s, match_id, buf, len, out, NULL);
+        err = gf_mmstore_decide(s, match_id, buf, len, out, NULL, NULL);
     free(buf);
     return err;
 }

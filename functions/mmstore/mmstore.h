@@ -109,9 +109,11 @@ void gf_mmstore_push_record(gf_mmstore *s, const Gamefn__V1__TicketRecord *rec, 
 
 /* Decides match `match_id`: creates matches/<match_id> from `buf` (a packed MatchOutcome)
  * unless an outcome exists, and returns in *out the outcome that holds afterwards (ours,
- * or the one written first); *created (may be NULL) says which. Caller frees *out. */
+ * or the one written first); *created (may be NULL) says which. *full (may be NULL) is
+ * set when the bucket refused the record for want of room (gf_publish_full). Caller
+ * frees *out. */
 gf_err gf_mmstore_decide(gf_mmstore *s, const char *match_id, const uint8_t *buf, size_t len,
-                         Gamefn__V1__MatchOutcome **out, bool *created);
+                         Gamefn__V1__MatchOutcome **out, bool *created, bool *full);
 
 /* Ends the claim of match `match_id` on one of its tickets: creates matches/<match_id> =
  * ABORTED (reason, the ticket that caused it: may be NULL) unless an outcome exists, and

@@ -30,6 +30,15 @@ const char fleet_duel_functions[] = "  intake:\n"
                                     "      queues:\n"
                                     "        - {name: duel, mode: hybrid, shape: 1v1}\n";
 
+void fleet_duel_functions_with(char *out, size_t size, const char *matcher_keys)
+{
+    static const char at[] = "  matcher:\n";
+    const char *cut = strstr(fleet_duel_functions, at) + strlen(at);
+    int n = snprintf(out, size, "%.*s%s%s", (int)(cut - fleet_duel_functions), fleet_duel_functions,
+                     matcher_keys, cut);
+    assert_true(n > 0 && (size_t)n < size);
+}
+
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
 {
     static const fleet_env_opts none = {0};
@@ -195,6 +204,22 @@ size_t fleet_count(fleet_env *e)
         for (int i = 0; i < l.Count; i++)
             n += strncmp(l.Keys[i], "ids/", 4) != 0;
     kvKeysList_Destroy(&l);
+    return n;
+}
+
+int fleet_allocated_to(fleet_env *e, const char *dc, int sims, const char *match)
+{
+    int n = 0;
+    for (int k = 1; k <= sims; k++) {
+        char id[32];
+        snprintf(id, sizeof id, "sim-%s-%d", dc, k);
+        Gamefn__V1__ServerRecord *r = fleet_record(e, dc, id);
+        if (!r)
+            continue; /* fewer simulated servers */
+        bool taken = r->allocated_match_id && r->allocated_match_id[0];
+        n += taken && (!match || strcmp(r->allocated_match_id, match) == 0);
+        gamefn__v1__server_record__free_unpacked(r, NULL);
+    }
     return n;
 }
 
@@ -380,6 +405,18 @@ void fleet_service_spawn_one(fleet_env *e, gf_proc p[FLEET_SERVICE_N], size_t i)
     char *as_user[] = {login.user, login.password, NULL};
     memset(&p[i], 0, sizeof p[i]);
     fleet_env_spawn(e, &p[i], bin, names[i], instance, e->shipped_users ? as_user : NULL);
+}
+
+void fleet_duel_service_start(fleet_env *e, gf_proc p[FLEET_SERVICE_N], const char *matcher_keys,
+                              size_t held)
+{
+    char functions[1024];
+    fleet_duel_functions_with(functions, sizeof functions, matcher_keys);
+    fleet_env_opts o = {.functions_extra = functions};
+    fleet_env_start(e, &o);
+    for (size_t i = 0; i < FLEET_SERVICE_N; i++)
+        if (i != held)
+            fleet_service_spawn_one(e, p, i);
 }
 
 void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N])

@@ -52,6 +52,9 @@ typedef struct fleet_env {
 /* functions_extra for the whole service: intake (pending_grace 2s), ticker (100 ms) and
  * matcher with datacenters eu (region eu) and us (na) and one queue, duel (hybrid 1v1). */
 extern const char fleet_duel_functions[];
+/* fleet_duel_functions with more functions.matcher keys ("    key: value\n" each, e.g. a
+ * shorter claim_lease) into out. */
+void fleet_duel_functions_with(char *out, size_t size, const char *matcher_keys);
 
 void fleet_env_start(fleet_env *e, const fleet_env_opts *o);
 
@@ -62,6 +65,11 @@ enum { FLEET_SERVICE_N = 5, FLEET_SERVICE_ALLOCATOR = 1 };
 void fleet_service_spawn(fleet_env *e, gf_proc p[FLEET_SERVICE_N]);
 /* Only member i of the service (e.g. the allocator, started late). */
 void fleet_service_spawn_one(fleet_env *e, gf_proc p[FLEET_SERVICE_N], size_t i);
+/* fleet_env_start with fleet_duel_functions plus the matcher's `matcher_keys` (see
+ * fleet_duel_functions_with), then every member of the service but p[held]
+ * (FLEET_SERVICE_N: all of them; the test starts that one itself). */
+void fleet_duel_service_start(fleet_env *e, gf_proc p[FLEET_SERVICE_N], const char *matcher_keys,
+                              size_t held);
 void fleet_service_stop(gf_proc p[FLEET_SERVICE_N]);
 void fleet_env_free(fleet_env *e);
 
@@ -93,6 +101,9 @@ int fleet_heartbeat(fleet_env *e, const char *dc, const char *id, const char *fi
 /* The record of <dc>.<id>, or NULL when absent. */
 Gamefn__V1__ServerRecord *fleet_record(fleet_env *e, const char *dc, const char *id);
 size_t fleet_count(fleet_env *e); /* live server keys in the fleet bucket (not ids/<id>) */
+/* Of the simulated servers sim-<dc>-1 .. sim-<dc>-<sims>, how many are allocated to
+ * `match` (NULL: to any match). */
+int fleet_allocated_to(fleet_env *e, const char *dc, int sims, const char *match);
 
 /* A CLAIMED ticket (one player per ticket, player id = "p-" + ticket id) claimed by
  * `match_id`, queued at queued_ms, with its players record. */

@@ -334,6 +334,23 @@ natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject)
     return js_AddStream(NULL, js, &sc, NULL, NULL);
 }
 
+natsStatus gf_fnenv_stream_full(gf_fnenv *env, const char *stream, bool full)
+{
+    jsStreamInfo *si = NULL;
+    natsStatus s = js_GetStreamInfo(&si, env->js, stream, NULL, NULL);
+    if (s == NATS_OK && si->Config->Discard != js_DiscardNew)
+        s = NATS_ILLEGAL_STATE; /* discard old would drop the oldest instead of refusing */
+    if (s == NATS_OK) {
+        /* Exactly what it holds: below it, nats-server 2.9.10 would delete the oldest
+         * messages to fit (discard new notwithstanding). */
+        int64_t held = (int64_t)si->State.Bytes;
+        si->Config->MaxBytes = !full ? -1 : held > 0 ? held : 1;
+        s = js_UpdateStream(NULL, env->js, si->Config, NULL, NULL);
+    }
+    jsStreamInfo_Destroy(si);
+    return s;
+}
+
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms)
 {
     gf_proc_signal(p, SIGTERM);

@@ -100,6 +100,12 @@ int gf_fnenv_spawn_ready(gf_fnenv *env, gf_proc *p, const char *relative, const 
 /* Creates stream `name` on `subject` (file storage, defaults) through `js`. */
 natsStatus gf_fnenv_add_stream(jsCtx *js, const char *name, const char *subject);
 
+/* Fills stream `stream` (a bucket's is "KV_<bucket>"), which must be discard new
+ * (NATS_ILLEGAL_STATE otherwise): its max_bytes becomes what it holds, so every new
+ * write is refused (10077) and nothing stored is lost; full = false makes it unlimited
+ * again. */
+natsStatus gf_fnenv_stream_full(gf_fnenv *env, const char *stream, bool full);
+
 /* SIGTERM, then waits up to timeout_ms: true when the process exited with 0. Otherwise
  * prints the end of its log (the reason a test then fails) and returns false. */
 bool gf_fnenv_stop(gf_proc *p, int timeout_ms);

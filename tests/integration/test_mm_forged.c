@@ -54,18 +54,7 @@ static const char legacy[] = "match fenced on claims without a digest (an older 
 /* The servers allocated to `match` (NULL: to any match). */
 static int allocated_to(fleet_env *e, const char *match)
 {
-    int n = 0;
-    for (int k = 1; k <= SIMS_MAX; k++) {
-        char id[16];
-        snprintf(id, sizeof id, "sim-eu-%d", k);
-        Gamefn__V1__ServerRecord *r = fleet_record(e, "eu", id);
-        if (!r)
-            continue; /* fewer simulated servers */
-        bool taken = r->allocated_match_id && r->allocated_match_id[0];
-        n += taken && (!match || strcmp(r->allocated_match_id, match) == 0);
-        gamefn__v1__server_record__free_unpacked(r, NULL);
-    }
-    return n;
+    return fleet_allocated_to(e, "eu", SIMS_MAX, match);
 }
 
 /* Claims new tickets for `match` as a matcher does: every claim carries the digest of
@@ -252,16 +241,9 @@ static void create(fleet_env *e, const char *key, const char *player, char *id, 
 static gf_gamesim *service_start(fleet_env *e, gf_proc p[FLEET_SERVICE_N], const char *lease,
                                  size_t held)
 {
-    static const char at[] = "  matcher:\n";
-    const char *cut = strstr(fleet_duel_functions, at) + strlen(at);
-    char functions[1024];
-    snprintf(functions, sizeof functions, "%.*s    claim_lease: %s\n%s",
-             (int)(cut - fleet_duel_functions), fleet_duel_functions, lease, cut);
-    fleet_env_opts o = {.functions_extra = functions};
-    fleet_env_start(e, &o);
-    for (size_t i = 0; i < FLEET_SERVICE_N; i++)
-        if (i != held)
-            fleet_service_spawn_one(e, p, i);
+    char keys[64];
+    snprintf(keys, sizeof keys, "    claim_lease: %s\n", lease);
+    fleet_duel_service_start(e, p, keys, held);
     return fleet_sim_start(e, "eu", SIMS_MAX, -1);
 }
 

@@ -684,6 +684,63 @@ static void test_bucket_conflict_and_update(void **state)
     jsStreamInfo_Destroy(si);
 }
 
+/* nats-server 2.9.10 fits a stream into a lowered max_bytes / max_msgs by deleting its
+ * oldest messages, discard new or not: an update that would do so to a discard-new
+ * stream or bucket (live tickets, waiting matches) is refused with nothing changed. */
+static void test_limit_below_contents(void **state)
+{
+    fixture *f = *state;
+    gf_provision_result res;
+    gf_bucket_config b = bucket_cfg("shrink", 1, 0);
+    assert_int_equal(gf_provision_bucket(f->js, &b, false, &res), GF_OK);
+    kvStore *kv = NULL;
+    assert_int_equal(js_KeyValue(&kv, f->js, "shrink"), NATS_OK);
+    for (int i = 0; i < 20; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        assert_int_equal(kvStore_PutString(NULL, kv, key, "a live record"), NATS_OK);
+    }
+    b.max_bytes = 1;
+    assert_int_equal(gf_provision_bucket(f->js, &b, true, &res), GF_ERR_CONFLICT);
+    assert_contains(res.message, "bucket shrink: max_bytes 1 is below the ");
+    assert_contains(res.message, "bytes stream KV_shrink holds");
+    assert_contains(res.message, "nothing was changed");
+    jsStreamInfo *si = stream_info(f, "KV_shrink");
+    assert_int_equal(si->Config->MaxBytes, -1);
+    assert_int_equal(si->State.Msgs, 20);
+    jsStreamInfo_Destroy(si);
+    /* Room for what it holds: applied, every record kept. */
+    b.max_bytes = 1 << 20;
+    assert_int_equal(gf_provision_bucket(f->js, &b, true, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UPDATED);
+    si = stream_info(f, "KV_shrink");
+    assert_int_equal(si->Config->MaxBytes, 1 << 20);
+    assert_int_equal(si->State.Msgs, 20);
+    jsStreamInfo_Destroy(si);
+    kvStore_Destroy(kv);
+
+    /* A discard-new stream's max_msgs the same; a discard-old stream's is the policy. */
+    const char *subjects_new[] = {"shrink.new"}, *subjects_old[] = {"shrink.old"};
+    gf_stream_config keep = stream_cfg("SHRINK_NEW", subjects_new, 1);
+    keep.discard = GF_DISCARD_NEW;
+    gf_stream_config drop = stream_cfg("SHRINK_OLD", subjects_old, 1);
+    assert_int_equal(gf_provision_stream(f->js, &keep, false, &res), GF_OK);
+    assert_int_equal(gf_provision_stream(f->js, &drop, false, &res), GF_OK);
+    publish(f, "shrink.new", 10);
+    publish(f, "shrink.old", 10);
+    keep.max_msgs = drop.max_msgs = 4;
+    assert_int_equal(gf_provision_stream(f->js, &keep, true, &res), GF_ERR_CONFLICT);
+    assert_contains(res.message, "stream SHRINK_NEW: max_msgs 4 is below the 10 messages");
+    assert_int_equal(gf_provision_stream(f->js, &drop, true, &res), GF_OK);
+    assert_int_equal(res.outcome, GF_PROVISION_UPDATED);
+    si = stream_info(f, "SHRINK_NEW");
+    assert_int_equal(si->State.Msgs, 10);
+    jsStreamInfo_Destroy(si);
+    si = stream_info(f, "SHRINK_OLD");
+    assert_int_equal(si->State.Msgs, 4);
+    jsStreamInfo_Destroy(si);
+}
+
 /* ---- consumers ------------------------------------------------------------------ */
 
 static void test_consumer_conflict_and_update(void **state)
@@ -902,6 +959,7 @@ int main(void)
         cmocka_unit_test(test_stream_sources),
         cmocka_unit_test(test_stream_mirror),
         cmocka_unit_test(test_bucket_conflict_and_update),
+        cmocka_unit_test(test_limit_below_contents),
         cmocka_unit_test(test_consumer_conflict_and_update),
         cmocka_unit_test(test_invalid_configs),
         cmocka_unit_test(test_all_stops_at_first_error),

@@ -58,22 +58,11 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A stream's max_bytes: 1 leaves no room for any message, -1 is unlimited. */
-static void stream_max_bytes(gf_fnenv *env, const char *stream, int64_t max_bytes)
-{
-    jsStreamInfo *si = NULL;
-    assert_int_equal(js_GetStreamInfo(&si, env->js, stream, NULL, NULL), NATS_OK);
-    assert_int_equal(si->Config->Discard, js_DiscardNew);
-    si->Config->MaxBytes = max_bytes;
-    assert_int_equal(js_UpdateStream(NULL, env->js, si->Config, NULL, NULL), NATS_OK);
-    jsStreamInfo_Destroy(si);
-}
-
-static void bucket_max_bytes(fixture *f, const char *bucket, int64_t max_bytes)
+static void bucket_full(fixture *f, const char *bucket, bool full)
 {
     char stream[64];
     snprintf(stream, sizeof stream, "KV_%s", bucket);
-    stream_max_bytes(&f->env, stream, max_bytes);
+    assert_int_equal(gf_fnenv_stream_full(&f->env, stream, full), NATS_OK);
 }
 
 /* players/<p> holds no live record. */
@@ -116,12 +105,12 @@ static void players_full(void **state)
     fixture *f = *state;
     mm_ticket t = mm_solo("k-full-p", "pat");
     uint64_t tickets = mm_bucket_seq(&f->env, "tickets");
-    bucket_max_bytes(f, "players", 1);
+    bucket_full(f, "players", true);
     create_refused(f, &t, "players");
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), tickets); /* no ticket written */
     no_record(f, "pat");
 
-    bucket_max_bytes(f, "players", -1);
+    bucket_full(f, "players", false);
     char id[80];
     mm_create_new(&f->env, &t, id, sizeof id);
     record_names(f, "pat", id);
@@ -141,7 +130,7 @@ static void tickets_full(void **state)
                        .rating = 1400,
                        .pings = "eu-west:30"};
     uint64_t tickets = mm_bucket_seq(&f->env, "tickets");
-    bucket_max_bytes(f, "tickets", 1);
+    bucket_full(f, "tickets", true);
     create_refused(f, &party, "tickets");
     assert_int_equal(mm_bucket_seq(&f->env, "tickets"), tickets);
     no_record(f, "quinn");
@@ -149,7 +138,7 @@ static void tickets_full(void **state)
 
     /* Room again: the same request creates the ticket (a different key for one of the
      * players would work too: nothing holds them). */
-    bucket_max_bytes(f, "tickets", -1);
+    bucket_full(f, "tickets", false);
     char id[80];
     mm_create_new(&f->env, &party, id, sizeof id);
     record_names(f, "quinn", id);
@@ -180,7 +169,7 @@ static void matches_full(void **state)
     assert_true(mm_spawn(&env, &intake, "intake", "in-1"));
     assert_true(mm_spawn(&env, &matcher, "matcher", "mt-1"));
     mm_alloc *alloc = mm_alloc_start(&env);
-    stream_max_bytes(&env, "MATCHES", 1);
+    assert_int_equal(gf_fnenv_stream_full(&env, "MATCHES", true), NATS_OK);
     assert_true(mm_spawn(&env, &ticker, "ticker", "tk-1"));
 
     char ids[2][80];
@@ -201,7 +190,7 @@ static void matches_full(void **state)
         assert_true(st == ST(QUEUED) || st == ST(CLAIMED));
     }
 
-    stream_max_bytes(&env, "MATCHES", -1);
+    assert_int_equal(gf_fnenv_stream_full(&env, "MATCHES", false), NATS_OK);
     assert_true(all_in(&env, alloc, ids, 2, ST(ASSIGNED), 15000));
     assert_int_equal(mm_alloc_committed(alloc), 1);
     mm_check_clean(&env, 0);

@@ -337,6 +337,41 @@ void gf__prov_origin_direct_restore(jsCtx *js, jsStreamInfo *oi, const jsStreamC
     jsStreamInfo_Destroy(oi);
 }
 
+/* nats-server 2.9.10 fits a stream into a lowered max_bytes or max_msgs at once by
+ * deleting its oldest messages, whatever its discard policy (measured: a tickets bucket
+ * set below its size lost its live tickets; later servers spare discard-new streams).
+ * Under discard new that is never what the operator asked for — live tickets, claims,
+ * players records, waiting Matches or unapplied events — so such an update is refused
+ * with nothing changed. Under discard old dropping the oldest is the policy itself. */
+static bool shrinks_below_contents(const jsStreamInfo *si, const jsStreamConfig *up,
+                                   const char *asset, gf_provision_result *res)
+{
+    if (up->Discard != js_DiscardNew)
+        return false;
+    const char *field = NULL;
+    uint64_t held = 0;
+    int64_t limit = 0;
+    if (up->MaxBytes > 0 && si->State.Bytes > (uint64_t)up->MaxBytes) {
+        field = "max_bytes";
+        held = si->State.Bytes;
+        limit = up->MaxBytes;
+    } else if (up->MaxMsgs > 0 && si->State.Msgs > (uint64_t)up->MaxMsgs) {
+        field = "max_msgs";
+        held = si->State.Msgs;
+        limit = up->MaxMsgs;
+    } else {
+        return false;
+    }
+    gf__prov_message(res,
+                     "%s: %s %lld is below the %llu %s stream %s holds: nats-server would delete "
+                     "its oldest messages to fit (discard new notwithstanding); nothing was "
+                     "changed: set at least %llu, or make room first",
+                     asset, field, (long long)limit, (unsigned long long)held,
+                     strcmp(field, "max_bytes") == 0 ? "bytes" : "messages", si->Config->Name,
+                     (unsigned long long)held);
+    return true;
+}
+
 gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *want,
                                  gf__prov_stream_compare_fn compare, gf__prov_stream_patch_fn patch,
                                  const char *asset, bool update, gf_provision_result *res)
@@ -356,6 +391,8 @@ gf_err gf__prov_stream_reconcile(jsCtx *js, const jsStreamInfo *si, const void *
      * managed fields overwritten. */
     jsStreamConfig up = *si->Config;
     patch(&up, want);
+    if (shrinks_below_contents(si, &up, asset, res))
+        return GF_ERR_CONFLICT;
     jsStreamInfo *after = NULL;
     jsErrCode jerr = 0;
     jsStreamInfo *oi = gf__prov_origin_direct_off(js, &up); /* a mirror's update too */
