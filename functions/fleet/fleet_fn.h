@@ -99,17 +99,27 @@ void fleet_released_fini(fleet_released *r);
 void fleet_release_finished(fleet_state *st, const fleet_released *r);
 
 /* Creates matches/<match_id> = ABORTED (NO_SERVER: its server is gone) unless the match
- * is decided; *committed says whether it had been committed (the game was running). */
-gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed);
+ * is decided; *committed says whether it had been committed (the game was running), and
+ * on_key (FLEET_KEY_MAX bytes, may be NULL) the fleet key of the server it was committed
+ * on ("" when not committed or the record names none). */
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed,
+                                    char *on_key);
 
 /* A game over for `match_id`, the match its server runs: the match's commit record, read,
  * or created ABORTED (NO_SERVER) when there is none — the server is not running the match,
- * so no allocator may commit it there. *committed: the record is COMMITTED. */
-gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed);
+ * so no allocator may commit it there. *committed: the record is COMMITTED; on_key
+ * (FLEET_KEY_MAX bytes) as in fleet_abort_unless_committed. */
+gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed, char *on_key);
 
-/* The match of a removed server (stale, or shut down while allocated): if it was never
- * committed, abort it (its tickets go back to the pool, keeping their players); if it
- * was committed, release its players. */
-void fleet_release_removed(fleet_state *st, const fleet_released *r);
+/* Whether a match COMMITTED on server `on_key` (fleet_abort_unless_committed) was running
+ * on server `key`: false for a spare, a server an allocator took for the match as well
+ * and did not keep. Its players are in the game on the other server and are released only
+ * by that one's game over or departure. A record naming no server counts as this one. */
+bool fleet_committed_here(const char *on_key, const char *key);
+
+/* The match of removed server `key` (stale, or shut down while allocated): if it was
+ * never committed, abort it (its tickets go back to the pool, keeping their players); if
+ * it was committed on this server, release its players. */
+void fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r);
 
 #endif

@@ -87,33 +87,54 @@ void fleet_release_finished(fleet_state *st, const fleet_released *r)
                     r->match_id, failed);
 }
 
-gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed)
+/* on_key of a COMMITTED outcome: where it runs ("" if the record names no server). */
+static void committed_on(const Gamefn__V1__MatchOutcome *o, char *on_key)
+{
+    on_key[0] = '\0';
+    /* One server per match: every assignment names the same one. */
+    const Gamefn__V1__Assignment *a = o->n_assignments ? o->assignments[0] : NULL;
+    if (a && !fleet_key(a->datacenter, a->server_id, on_key))
+        on_key[0] = '\0';
+}
+
+bool fleet_committed_here(const char *on_key, const char *key)
+{
+    return !on_key[0] || strcmp(on_key, key) == 0;
+}
+
+gf_err fleet_abort_unless_committed(fleet_state *st, const char *match_id, bool *committed,
+                                    char *on_key)
 {
     Gamefn__V1__MatchOutcome *o = NULL;
     *committed = false;
+    if (on_key)
+        on_key[0] = '\0';
     gf_err err = gf_mmstore_abort_match(
         st->store, match_id, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER, NULL,
         st->instance_id, gf_clock_unix_ms(), &o);
     if (err == GF_OK)
         *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+    if (on_key && *committed)
+        committed_on(o, on_key);
     gf_outcome_free(o);
     return err;
 }
 
-gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed)
+gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *committed, char *on_key)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
     uint64_t rev = 0;
     Gamefn__V1__MatchOutcome *o = NULL;
     *committed = false;
+    on_key[0] = '\0';
     gf_err err = gf_mmstore_get(st->store, GF_MM_MATCHES, match_id, &buf, &len, &rev);
     if (err == GF_OK)
         err = gf_outcome_decode(buf, len, match_id, &o, NULL);
     free(buf);
     if (err == GF_ERR_NOT_FOUND) {
         gf_log_warn("game over for a match not committed: aborting it", "match=%s", match_id);
-        return fleet_abort_unless_committed(st, match_id, committed);
+        return fleet_abort_unless_committed(st, match_id, committed, on_key);
     }
     if (err == GF_ERR_INVALID) { /* nobody can create it any more: decided, not committed */
         gf_log_warn("commit record unreadable; game over frees the server", "match=%s", match_id);
@@ -121,21 +142,27 @@ gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *commit
     }
     if (err == GF_OK)
         *committed = o->state == GAMEFN__V1__MATCH_OUTCOME_STATE__MATCH_OUTCOME_STATE_COMMITTED;
+    if (err == GF_OK && *committed)
+        committed_on(o, on_key);
     gf_outcome_free(o);
     return err;
 }
 
-void fleet_release_removed(fleet_state *st, const fleet_released *r)
+void fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r)
 {
     bool committed = false;
-    gf_err err = fleet_abort_unless_committed(st, r->match_id, &committed);
+    char on[FLEET_KEY_MAX];
+    gf_err err = fleet_abort_unless_committed(st, r->match_id, &committed, on);
     if (err != GF_OK) {
         gf_log_warn("match of a removed server left undecided", "match=%s err=%s", r->match_id,
                     gf_err_str(err));
         return;
     }
-    if (committed)
+    if (committed && fleet_committed_here(on, key))
         fleet_release_finished(st, r);
+    else if (committed)
+        gf_log_info("a spare server of a committed match removed: its players stay in the match",
+                    "server=%s match=%s on=%s", key, r->match_id, on);
     else
         gf_log_info("match of a removed server aborted", "match=%s", r->match_id);
 }

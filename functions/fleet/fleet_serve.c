@@ -167,6 +167,7 @@ typedef struct heartbeat_ctx {
     int64_t now;
     fleet_game_over g;       /* g.decided: the finished match, once its record is known */
     bool committed;          /* that record is COMMITTED */
+    char on[FLEET_KEY_MAX];  /* ... on this server ("" too), or on another: a spare */
     fleet_released released; /* the finished allocation, from the last attempt */
 } heartbeat_ctx;
 
@@ -210,7 +211,7 @@ static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *c
     ctx->g.decided = NULL;
     for (int pass = 0; pass < 2; pass++) {
         if (decide) {
-            err = fleet_finished_decide(st, fin, &ctx->committed);
+            err = fleet_finished_decide(st, fin, &ctx->committed, ctx->on);
             ctx->g.decided = fin;
             if (err != GF_OK)
                 break;
@@ -251,10 +252,15 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
-    if (ctx.released.match_id[0] && ctx.committed) {
+    if (ctx.released.match_id[0] && ctx.committed && fleet_committed_here(ctx.on, key)) {
         gf_log_info("game over: server free again", "server=%s match=%s", key,
                     ctx.released.match_id);
         fleet_release_finished(st, &ctx.released);
+    } else if (ctx.released.match_id[0] && ctx.committed) {
+        /* A spare: the game runs on the other server, with these players in it. */
+        gf_log_warn("game over from a spare server of a committed match: server free, players "
+                    "kept",
+                    "server=%s match=%s on=%s", key, ctx.released.match_id, ctx.on);
     } else if (ctx.released.match_id[0]) { /* its tickets return, keeping their players */
         gf_log_warn("game over before the match was committed: match aborted, server free",
                     "server=%s match=%s", key, ctx.released.match_id);
@@ -326,7 +332,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     if (err == GF_OK && released.match_id[0]) {
         gf_log_warn("server left while running a match", "server=%s match=%s", key,
                     released.match_id);
-        fleet_release_removed(st, &released);
+        fleet_release_removed(st, key, &released);
     }
     Gamefn__V1__DeregisterServerReply r = GAMEFN__V1__DEREGISTER_SERVER_REPLY__INIT;
     r.record = cur.rec;

@@ -147,7 +147,7 @@ static void remove_stale(fleet_state *st, stale_item *it)
     gf_log_info("server removed: missed its heartbeats", "server=%s match=%s", it->key,
                 it->released.match_id[0] ? it->released.match_id : "-");
     if (it->released.match_id[0])
-        fleet_release_removed(st, &it->released);
+        fleet_release_removed(st, it->key, &it->released);
 }
 
 /* ---- abandoned allocations ----------------------------------------------------- */
@@ -181,29 +181,37 @@ static void remember_committed(fleet_state *st, char **keep, size_t n)
     free(old);
 }
 
-/* One late allocation: committed (remember it), or aborted now or before (free the
- * server). Returns the tag to remember, or NULL. */
+/* One late allocation: committed on this server (remember it), committed on another
+ * (a spare: an allocator took two servers for the match, e.g. a redelivery whose copy of
+ * the fleet had not seen the first, and died or lost the write before freeing this
+ * one — nothing else would ever free it), or aborted now or before (free the server).
+ * Returns the tag to remember, or NULL. */
 static char *settle_late(fleet_state *st, const late_item *it)
 {
-    char tag[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 2];
+    char tag[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 2], on[FLEET_KEY_MAX];
     snprintf(tag, sizeof tag, "%s %s", it->key, it->match_id);
     if (known_committed(st, tag))
         return strdup(tag);
     bool committed = false;
-    gf_err err = fleet_abort_unless_committed(st, it->match_id, &committed);
+    gf_err err = fleet_abort_unless_committed(st, it->match_id, &committed, on);
     if (err != GF_OK) {
         gf_log_warn("abandoned allocation left undecided", "server=%s match=%s err=%s", it->key,
                     it->match_id, gf_err_str(err));
         return NULL;
     }
-    if (committed)
+    bool spare = committed && !fleet_committed_here(on, it->key);
+    if (committed && !spare)
         return strdup(tag);
     fleet_written w = {0};
     err = fleet_store_release(st->fleet_kv, it->key, it->match_id, &w);
     if (err == GF_OK) {
         fleet_mirror_note(st->mirror, it->key, w.revision, w.data, w.len);
-        gf_log_warn("abandoned allocation aborted: server free again", "server=%s match=%s",
-                    it->key, it->match_id);
+        if (spare)
+            gf_log_warn("spare server of a committed match freed", "server=%s match=%s on=%s",
+                        it->key, it->match_id, on);
+        else
+            gf_log_warn("abandoned allocation aborted: server free again", "server=%s match=%s",
+                        it->key, it->match_id);
     }
     fleet_written_fini(&w);
     return NULL;
