@@ -108,9 +108,8 @@ static void commit_on(fleet_env *e, const char *match, int k)
     a.assigned_unix_ms = gf_clock_unix_ms();
     uint8_t *buf = NULL;
     size_t len = 0;
-    assert_int_equal(gf_outcome_commit_pack(match, as, 1, "test", gf_clock_unix_ms(), &buf, &len,
-                                            NULL),
-                     GF_OK);
+    assert_int_equal(
+        gf_outcome_commit_pack(match, as, 1, "test", gf_clock_unix_ms(), &buf, &len, NULL), GF_OK);
     assert_int_equal(kvStore_Create(NULL, e->matches, match, buf, (int)len), NATS_OK);
     free(buf);
 }
@@ -119,10 +118,10 @@ static void abort_record(fleet_env *e, const char *match)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
-    assert_int_equal(gf_outcome_abort_pack(match,
-                                           GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER,
-                                           NULL, NULL, "test", gf_clock_unix_ms(), &buf, &len, NULL),
-                     GF_OK);
+    assert_int_equal(
+        gf_outcome_abort_pack(match, GAMEFN__V1__MATCH_ABORT_REASON__MATCH_ABORT_REASON_NO_SERVER,
+                              NULL, NULL, "test", gf_clock_unix_ms(), &buf, &len, NULL),
+        GF_OK);
     assert_int_equal(kvStore_Create(NULL, e->matches, match, buf, (int)len), NATS_OK);
     free(buf);
 }
@@ -209,9 +208,8 @@ static void spare_game_over_keeps_players(void **state)
     Gamefn__V1__DeregisterServerRequest d = GAMEFN__V1__DEREGISTER_SERVER_REQUEST__INIT;
     d.server_id = "sim-eu-3";
     d.datacenter = "eu";
-    assert_int_equal(fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL,
-                                NULL, 0),
-                     GF_OK);
+    assert_int_equal(
+        fleet_call(&e, GF_WIRE_SUBJ_FLEET_DEREGISTER, &d.base, NULL, NULL, NULL, NULL, 0), GF_OK);
     assert_true(fleet_log_has(&fleet, "a spare server of a committed match removed", 1000));
     assert_true(fleet_player_exists(&e, "p-m-g"));
     assert_int_equal(fleet_heartbeat(&e, "eu", "sim-eu-2", "m-g"), GF_OK);
