@@ -234,6 +234,14 @@ bool mirror_has(jsCtx *js, const char *stream, uint64_t seq, int64_t *expected)
     return true;
 }
 
+void mirror_subject_at(jsCtx *js, const char *stream, uint64_t seq, char *buf, size_t size)
+{
+    natsMsg *m = NULL;
+    assert_int_equal(js_GetMsg(&m, js, stream, seq, NULL, NULL), NATS_OK);
+    snprintf(buf, size, "%s", natsMsg_GetSubject(m));
+    natsMsg_Destroy(m);
+}
+
 void mirror_wait_last(jsCtx *js, const char *stream, uint64_t want, int64_t timeout_ms)
 {
     int64_t deadline = gf_clock_mono_ms() + timeout_ms;

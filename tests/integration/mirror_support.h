@@ -15,6 +15,7 @@
 
 #include <nats/nats.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gamefn/check/check_read.h"
@@ -45,6 +46,8 @@ uint64_t mirror_msgs(jsCtx *js, const char *stream); /* messages it holds */
 /* Whether `stream` holds a message at `seq`; when it does and `expected` is not NULL,
  * *expected receives its Nats-Expected-Last-Subject-Sequence (-1: none). */
 bool mirror_has(jsCtx *js, const char *stream, uint64_t seq, int64_t *expected);
+/* The subject of `stream`'s message at `seq` into buf; asserts it holds one. */
+void mirror_subject_at(jsCtx *js, const char *stream, uint64_t seq, char *buf, size_t size);
 /* Polls (every 50 ms, timeout_ms at most) until `stream`'s last sequence is `want`;
  * asserts it is. */
 void mirror_wait_last(jsCtx *js, const char *stream, uint64_t want, int64_t timeout_ms);

@@ -16,6 +16,11 @@
  *    it stopped and where the rest came from;
  *  - a stalled mirror whose bucket dropped some of those revisions (history 5): the
  *    read is incomplete and the note says how many are gone;
+ *  - a mirror shifted against its bucket (a refused copy that ended its delivery batch,
+ *    after which nats-server 2.9.10 stores the next writes at lower sequences): the read
+ *    is incomplete, AUDIT_TICKETS is not judged, and a note names the first sequence
+ *    found to differ; after a restart the mirror catches up with its bucket's last
+ *    sequence, a shifted stretch left in its middle, and the check still finds it;
  *  - a mirror whose last message was deleted: its consumer reports nothing pending short
  *    of the last sequence stream info gave, the leader holds nothing past it, and the
  *    read ends at once (no wait for a lagging copy) with the revision noted as lacking.
@@ -255,6 +260,70 @@ static void reconnect(fixture *f)
     assert_int_equal(js_KeyValue(&f->tickets, f->js, "tickets"), NATS_OK);
 }
 
+/* Whether the server's log holds `what`. */
+static bool log_has(fixture *f, const char *what)
+{
+    FILE *fp = fopen(gf_natsd_log_path(f->server), "r");
+    char line[1024];
+    bool found = false;
+    while (fp && !found && fgets(line, sizeof line, fp))
+        found = strstr(line, what) != NULL;
+    if (fp)
+        fclose(fp);
+    return found;
+}
+
+/* The mirror refuses one copied message, alone in its delivery batch: revision 2 of t01,
+ * a compare-and-set on revision 1, which the bucket (history 1) dropped before the mirror
+ * existed. The refusal is counted (stream.go clfs) and taken off the origin sequence of
+ * every later copy: t02 and t03, written once the server logged the refusal (so in later
+ * batches), land at 2 and 3 instead of 3 and 4 (docs/NATS-FACTS.md §6). */
+static void mirror_shifted_by_a_refused_copy(void **state)
+{
+    fixture *f = *state;
+    deploy_buckets(f, 1);
+    put_ticket(f, "t01");       /* 1, dropped by 2 */
+    update_ticket(f, "t01", 1); /* 2 */
+    deploy_mirrors(f, 0);
+    wait_last(f, "AUDIT_TICKETS", 1); /* its consumer is up and skipped 1 */
+    int64_t deadline = gf_clock_mono_ms() + 10000;
+    while (!log_has(f, "last sequence by subject mismatch") && gf_clock_mono_ms() < deadline)
+        gf_clock_sleep_ms(50);
+    assert_true(log_has(f, "last sequence by subject mismatch"));
+    put_ticket(f, "t02"); /* 3 */
+    put_ticket(f, "t03"); /* 4 */
+    wait_last(f, "AUDIT_TICKETS", 3);
+    char subject[64];
+    mirror_subject_at(f->js, "AUDIT_TICKETS", 2, subject, sizeof subject);
+    assert_string_equal(subject, "$KV.tickets.t02");
+    mirror_subject_at(f->js, "KV_tickets", 2, subject, sizeof subject);
+    assert_string_equal(subject, "$KV.tickets.t01");
+
+    mirror_result r;
+    check(f, &r);
+    assert_true(r.notes.incomplete);
+    assert_true(r.notes.shifted_mirror);
+    assert_false(r.notes.stalled_mirror);
+    assert_int_equal(r.revisions, 0); /* none judged under a wrong revision */
+    assert_non_null(strstr(r.notes.text, "AUDIT_TICKETS is shifted against KV_tickets: its "
+                                         "message 2 (t02) is not KV_tickets' message 2 (t01)"));
+    assert_true(r.took_ms < CATCH_UP_MS); /* no wait for a mirror that never catches up */
+
+    /* A restart forgets the refusals: the mirror's consumer starts again past its last
+     * sequence, 3, and KV_tickets' 4 (t03 again) lands at 4. The mirror is level with its
+     * bucket, its last message right, 2 and 3 still wrong. */
+    assert_int_equal(gf_natsd_restart(f->server), 0);
+    reconnect(f);
+    mirror_wait_last(f->js, "AUDIT_TICKETS", 4, 15000); /* a retry every 2 s, 5 s a create */
+    mirror_subject_at(f->js, "AUDIT_TICKETS", 4, subject, sizeof subject);
+    assert_string_equal(subject, "$KV.tickets.t03");
+    check(f, &r);
+    assert_true(r.notes.incomplete);
+    assert_true(r.notes.shifted_mirror);
+    assert_int_equal(r.revisions, 0);
+    assert_non_null(strstr(r.notes.text, "its message 2 (t02) is not KV_tickets' message 2"));
+}
+
 /* A broker restart, then one ticket written 6 times at once, as a ticket whose claims keep
  * failing is. At the restart the streams come back in name order, so each AUDIT_* mirror's
  * first consumer create finds no KV_* stream yet and is retried about 2 s later: the six
@@ -346,6 +415,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(stalled_mirror_read_from_bucket, setup, teardown),
         cmocka_unit_test_setup_teardown(stalled_mirror_bucket_dropped_some, setup, teardown),
         cmocka_unit_test_setup_teardown(mirror_poisoned_by_a_lost_revision, setup, teardown),
+        cmocka_unit_test_setup_teardown(mirror_shifted_by_a_refused_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(restart_history_5_poisons_mirror, setup, teardown),
         cmocka_unit_test_setup_teardown(restart_history_64_mirror_follows, setup, teardown),
     };

@@ -306,14 +306,6 @@ static void mirror_takes_a_cas_on_a_revision_it_lacks(void **state)
     assert_string_equal(r.notes.text, ""); /* it began at 2: nothing shows 1 was there */
 }
 
-static void subject_at(fixture *f, const char *stream, uint64_t seq, char *buf, size_t size)
-{
-    natsMsg *m = NULL;
-    assert_int_equal(js_GetMsg(&m, f->js, stream, seq, NULL, NULL), NATS_OK);
-    snprintf(buf, size, "%s", natsMsg_GetSubject(m));
-    natsMsg_Destroy(m);
-}
-
 /* Key x expires from a bucket with a 1 s TTL but not from its mirror; created again (a
  * create-if-absent, expected last subject sequence 0), the mirror refuses it: 2.9.10
  * checks an expected sequence of 0 on a cluster too. */
@@ -362,9 +354,9 @@ static void mirror_refuses_a_create_of_a_key_it_holds(void **state)
      * mirrored message at its origin sequence minus the messages refused so far, clfs). */
     mirror_wait_last(f->js, "AUDIT_TTL", 5, 10000);
     char subject[64];
-    subject_at(f, "AUDIT_TTL", 3, subject, sizeof subject);
+    mirror_subject_at(f->js, "AUDIT_TTL", 3, subject, sizeof subject);
     assert_string_equal(subject, "$KV.ttl.y");
-    subject_at(f, "AUDIT_TTL", 5, subject, sizeof subject);
+    mirror_subject_at(f->js, "AUDIT_TTL", 5, subject, sizeof subject);
     assert_string_equal(subject, "$KV.ttl.z");
     assert_int_equal(mirror_msgs(f->js, "AUDIT_TTL"), 5);
     gf_clock_sleep_ms(1000); /* past the mirror's next heartbeat: it stays one behind */

@@ -19,6 +19,11 @@
  *   client can send restarts a mirror's consumer), and the revisions it lacks are read
  *   from its bucket's own stream, which holds them with the same sequence numbers as
  *   long as the bucket's history and TTL keep them (a note names any that are gone).
+ * - A mirror's records are judged by their sequences, as revisions: one that stores
+ *   messages at other sequences than its bucket (shifted: docs/NATS-FACTS.md §6) is not
+ *   read at all, and says so. A few sequences both hold are compared by message get
+ *   (shift_find): cheap next to the read, and a shift lasts to the mirror's end until a
+ *   restart, which leaves it in the middle, hence samples spread over the range.
  * - MATCHES is a work queue: a second consumer is refused there, so what is left in it
  *   (matches not yet allocated) is read by sequence, a few at most.
  * - Scores come from the leaderboard's query endpoint, the players' view of the
@@ -59,7 +64,7 @@ typedef gf_err (*msg_fn)(reader *r, natsMsg *m, const jsMsgMetaData *meta, const
 
 static void vnote(reader *r, const char *fmt, va_list ap)
 {
-    char line[300];
+    char line[400];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(r->notes->text);
     snprintf(r->notes->text + n, sizeof r->notes->text - n, "%s%s", n ? "; " : "", line);
@@ -127,14 +132,19 @@ static void progress(reader *r, const char *stream, uint64_t done, uint64_t tota
     }
 }
 
-/* The first sequence at or after `from` that the leader of `stream` holds, in *next (0:
- * none). A message get by next_by_subj: only the stream's leader answers it (a direct get
- * may be answered by the lagging copy itself), and nats.c 3.4.1 has no call for it. */
-static gf_err leader_next(reader *r, const char *stream, uint64_t from, uint64_t *next)
+/* A message get of `stream` (STREAM.MSG.GET: only its leader answers it; a direct get may
+ * be answered by a lagging copy, and nats.c 3.4.1 has no call for next_by_subj): the
+ * message at `seq`, or with `next` the first it holds at or after `seq`. *root receives
+ * the answer (the caller's, json_decref) and *msg its "message" object: NULL when the
+ * stream holds none there. */
+static gf_err msg_get(reader *r, const char *stream, uint64_t seq, bool next, json_t **root,
+                      json_t **msg)
 {
     char subject[160], body[80];
     snprintf(subject, sizeof subject, "$JS.API.STREAM.MSG.GET.%s", stream);
-    snprintf(body, sizeof body, "{\"seq\":%llu,\"next_by_subj\":\">\"}", (unsigned long long)from);
+    snprintf(body, sizeof body, "{\"seq\":%llu%s}", (unsigned long long)seq,
+             next ? ",\"next_by_subj\":\">\"" : "");
+    *root = *msg = NULL;
     natsMsg *reply = NULL;
     int64_t timeout = r->o->request_timeout_ms > 0 ? r->o->request_timeout_ms : 2000;
     natsStatus s = natsConnection_RequestString(&reply, r->nc, subject, body, timeout);
@@ -142,24 +152,37 @@ static gf_err leader_next(reader *r, const char *stream, uint64_t from, uint64_t
         s = NATS_NO_RESPONDERS;
     if (s != NATS_OK) {
         natsMsg_Destroy(reply);
-        return fail(r, s, "asking the leader of %s for sequence %llu on", stream,
-                    (unsigned long long)from);
+        return fail(r, s, "asking the leader of %s for sequence %llu%s", stream,
+                    (unsigned long long)seq, next ? " on" : "");
     }
-    json_t *root =
-        json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
+    *root = json_loadb(natsMsg_GetData(reply), (size_t)natsMsg_GetDataLength(reply), 0, NULL);
     natsMsg_Destroy(reply);
-    json_t *msg = json_object_get(root, "message"), *error = json_object_get(root, "error");
-    gf_err err = GF_OK;
-    if (json_is_integer(json_object_get(msg, "seq")))
-        *next = (uint64_t)json_integer_value(json_object_get(msg, "seq"));
-    else if (json_integer_value(json_object_get(error, "err_code")) == JSNoMessageFoundErr)
-        *next = 0;
-    else {
-        const char *what = json_string_value(json_object_get(error, "description"));
-        snprintf(r->why, r->why_size, "asking the leader of %s for sequence %llu on: %s", stream,
-                 (unsigned long long)from, what ? what : "an answer without a message");
-        err = GF_ERR_NATS;
+    json_t *m = json_object_get(*root, "message"), *error = json_object_get(*root, "error");
+    if (json_is_integer(json_object_get(m, "seq"))) {
+        *msg = m;
+        return GF_OK;
     }
+    if (json_integer_value(json_object_get(error, "err_code")) == JSNoMessageFoundErr)
+        return GF_OK;
+    const char *what = json_string_value(json_object_get(error, "description"));
+    snprintf(r->why, r->why_size, "asking the leader of %s for sequence %llu%s: %s", stream,
+             (unsigned long long)seq, next ? " on" : "",
+             what ? what : "an answer without a message");
+    return GF_ERR_NATS;
+}
+
+static uint64_t msg_seq(const json_t *msg)
+{
+    return (uint64_t)json_integer_value(json_object_get(msg, "seq"));
+}
+
+/* The first sequence at or after `from` that the leader of `stream` holds, in *next (0:
+ * none). */
+static gf_err leader_next(reader *r, const char *stream, uint64_t from, uint64_t *next)
+{
+    json_t *root = NULL, *msg = NULL;
+    gf_err err = msg_get(r, stream, from, true, &root, &msg);
+    *next = msg ? msg_seq(msg) : 0;
     json_decref(root);
     return err;
 }
@@ -339,32 +362,131 @@ static gf_err on_player(reader *r, natsMsg *m, const jsMsgMetaData *meta, const 
     return kv_record(r, m, meta, prefix, gf_check_player);
 }
 
+/* ---- a shifted mirror: not the origin's messages at the origin's sequences --------------- */
+
+/* Where a mirror was found to differ from its origin: sequence `at` (0: nowhere). */
+typedef struct shift {
+    uint64_t at;
+    char mirror_key[64], origin_key[64];
+} shift;
+
+static bool same_field(const json_t *a, const json_t *b, const char *field)
+{
+    const json_t *x = json_object_get(a, field), *y = json_object_get(b, field);
+    return (!x && !y) || (x && y && json_equal(x, y)); /* "data" is left out when empty */
+}
+
+static void key_of(const json_t *msg, const char *prefix, char *buf, size_t size)
+{
+    const char *subject = json_string_value(json_object_get(msg, "subject"));
+    size_t n = strlen(prefix);
+    if (!subject)
+        subject = "?";
+    snprintf(buf, size, "%s", strncmp(subject, prefix, n) == 0 ? subject + n : subject);
+}
+
+/* Compares the origin's first message at or after `from` (if it is at most `last`) with
+ * the mirror's message at the same sequence, if it holds one. Sequence, subject, write
+ * time (nanoseconds, copied from the origin) and payload: a mirror stores its origin's
+ * message with all of them, so any difference is a message stored at another sequence.
+ * *compared: the sequence looked at (0: none up to `last`). */
+static gf_err shift_probe(reader *r, const char *mirror, const char *origin, const char *prefix,
+                          uint64_t from, uint64_t last, uint64_t *compared, shift *sh)
+{
+    json_t *oroot = NULL, *om = NULL, *mroot = NULL, *mm = NULL;
+    *compared = 0;
+    gf_err err = msg_get(r, origin, from, true, &oroot, &om);
+    if (err == GF_OK && om && msg_seq(om) <= last) {
+        *compared = msg_seq(om);
+        err = msg_get(r, mirror, *compared, false, &mroot, &mm);
+    }
+    if (err == GF_OK && mm &&
+        !(same_field(om, mm, "subject") && same_field(om, mm, "time") &&
+          same_field(om, mm, "data"))) {
+        sh->at = *compared;
+        key_of(mm, prefix, sh->mirror_key, sizeof sh->mirror_key);
+        key_of(om, prefix, sh->origin_key, sizeof sh->origin_key);
+        if (strcmp(sh->mirror_key, sh->origin_key) == 0)
+            snprintf(sh->origin_key, sizeof sh->origin_key, "another write of %.40s",
+                     sh->mirror_key);
+    }
+    json_decref(oroot);
+    json_decref(mroot);
+    return err;
+}
+
+/* Whether `mirror` holds its origin's messages at its origin's sequences, from samples:
+ * on 2.9.10 a refused copied message that ends its delivery batch is counted (stream.go
+ * clfs) and every later copy is stored at its origin sequence minus the refusals
+ * (docs/NATS-FACTS.md §6), so its revisions are wrong. Only sequences both still hold
+ * can be compared: first..last is where they overlap. A shift lasts to the mirror's end
+ * unless the server restarted since (the count is not kept), so the samples are spread
+ * over the range, last included, in order: the first difference found is the lowest
+ * sampled. 2 message gets a sample, at most SHIFT_SAMPLES + 1 samples. */
+static gf_err shift_find(reader *r, const char *mirror, const char *origin, const char *prefix,
+                         uint64_t first, uint64_t last, shift *sh)
+{
+    enum { SHIFT_SAMPLES = 8 };
+    gf_err err = GF_OK;
+    uint64_t done = 0;
+    sh->at = 0;
+    for (int i = 0; i <= SHIFT_SAMPLES && err == GF_OK && sh->at == 0 && first > 0; i++) {
+        uint64_t from = first + (last - first) / SHIFT_SAMPLES * (uint64_t)i;
+        if (i == SHIFT_SAMPLES)
+            from = last;
+        if (from <= done)
+            from = done + 1;
+        if (from > last)
+            break;
+        err = shift_probe(r, mirror, origin, prefix, from, last, &done, sh);
+        if (done == 0)
+            break; /* the origin holds nothing more up to last */
+    }
+    return err;
+}
+
 /* What a mirror holds against its origin once we stopped waiting for it. */
 typedef struct catch_up {
-    uint64_t last;     /* the mirror's last sequence: what to read from it */
-    uint64_t want;     /* the origin's last sequence when we looked */
-    int64_t idle_ms;   /* how long the mirror had taken no revision when we gave up */
-    int64_t active_ms; /* the server's last contact with the mirror's consumer; -1 unknown */
+    uint64_t last;         /* the mirror's last sequence: what to read from it */
+    uint64_t want;         /* the origin's last sequence when we looked */
+    uint64_t origin_first; /* the origin's first sequence then; 0: empty or missing */
+    int64_t idle_ms;       /* how long the mirror had taken no revision when we gave up */
+    int64_t active_ms;     /* the server's last contact with the mirror's consumer; -1 unknown */
+    shift sh;              /* where the mirror differs from its origin, if it was found to */
 } catch_up;
+
+/* Samples the sequences `mirror` (stream info si) and its origin both hold (shift_find). */
+static gf_err shifted(reader *r, const char *mirror, const char *origin, const char *prefix,
+                      const jsStreamInfo *si, catch_up *cu)
+{
+    uint64_t first = si->State.FirstSeq > cu->origin_first ? si->State.FirstSeq : cu->origin_first;
+    if (cu->origin_first == 0 || si->State.Msgs == 0 || first > si->State.LastSeq)
+        return GF_OK;
+    return shift_find(r, mirror, origin, prefix, first, si->State.LastSeq, &cu->sh);
+}
 
 /* Waits until `mirror` holds every revision `origin` held when we looked, for as long as
  * it keeps taking revisions: catch_up_ms is the longest it may stand still. The server's
  * own recovery of a mirror (stall noticed after 3 s, retries at most every 2 s, a create
  * given 5 s: 2.9.10 stream.go processMirrorMsgs, setupMirrorConsumer) fits in the default
- * 10 s; a slow mirror that moves is waited for, with progress shown. */
-static gf_err caught_up(reader *r, const char *mirror, const char *origin, jsStreamInfo **si,
-                        catch_up *cu)
+ * 10 s; a slow mirror that moves is waited for, with progress shown. A shifted mirror
+ * stays as many sequences behind as it refused, moving while its bucket is written: it
+ * is looked for while we wait (every SHIFT_RECHECK_MS), and ends the wait (cu->sh). */
+static gf_err caught_up(reader *r, const char *mirror, const char *origin, const char *prefix,
+                        jsStreamInfo **si, catch_up *cu)
 {
+    enum { SHIFT_RECHECK_MS = 2000 };
     jsStreamInfo *o = NULL;
     gf_err err = info(r, origin, &o);
     memset(cu, 0, sizeof *cu);
     cu->want = err == GF_OK ? o->State.LastSeq : 0;
+    cu->origin_first = err == GF_OK && o->State.Msgs > 0 ? o->State.FirstSeq : 0;
     cu->active_ms = -1;
     jsStreamInfo_Destroy(o);
     if (err != GF_OK && err != GF_ERR_NOT_FOUND)
         return err;
     int64_t wait = r->o->catch_up_ms > 0 ? r->o->catch_up_ms : 10000;
-    int64_t moved = gf_clock_mono_ms(), shown = moved;
+    int64_t moved = gf_clock_mono_ms(), shown = moved, probe = moved;
     uint64_t seen = 0;
     char label[160];
     snprintf(label, sizeof label, "%s (catching up with %s)", mirror, origin);
@@ -376,6 +498,12 @@ static gf_err caught_up(reader *r, const char *mirror, const char *origin, jsStr
         if (cu->last >= cu->want)
             return GF_OK;
         int64_t now = gf_clock_mono_ms();
+        if (now >= probe) {
+            probe = now + SHIFT_RECHECK_MS;
+            err = shifted(r, mirror, origin, prefix, *si, cu);
+            if (err != GF_OK || cu->sh.at)
+                return err;
+        }
         if (cu->last > seen) {
             seen = cu->last;
             moved = now;
@@ -462,7 +590,7 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
     snprintf(prefix, sizeof prefix, "$KV.%s.", bucket);
     jsStreamInfo *si = NULL;
     catch_up cu;
-    gf_err err = caught_up(r, mirror, origin, &si, &cu);
+    gf_err err = caught_up(r, mirror, origin, prefix, &si, &cu);
     if (err == GF_ERR_NOT_FOUND) {
         char why[160];
         snprintf(why, sizeof why, "stream %s does not exist (no audit mirror of %s)", mirror,
@@ -470,6 +598,29 @@ static gf_err read_mirror(reader *r, const char *mirror, const char *bucket, msg
         gf_check_missing(r->c, src, why);
         note(r, "%s", why);
         r->notes->missing_audit = true;
+        return GF_OK;
+    }
+    /* Looked for again at the end of the wait: a mirror that shifted meanwhile, or one
+     * that caught up at once (never looked at in caught_up). */
+    if (err == GF_OK && cu.sh.at == 0)
+        err = shifted(r, mirror, origin, prefix, si, &cu);
+    if (err == GF_OK && cu.sh.at) {
+        /* Its records would be judged under wrong revisions (a ticket's claim under the
+         * revision of another's): none of them is read, and the counts that need them are
+         * reported not checked. */
+        char why[160];
+        snprintf(why, sizeof why, "%s is shifted against its bucket (its message %llu): not read",
+                 mirror, (unsigned long long)cu.sh.at);
+        gf_check_missing(r->c, src, why);
+        note(r,
+             "%s is shifted against %s: its message %llu (%s) is not %s' message %llu (%s), "
+             "later writes are stored at lower sequences: not read, its revisions would be "
+             "wrong; delete and provision it again (docs/OPERATIONS.md, A shifted audit "
+             "mirror)",
+             mirror, origin, (unsigned long long)cu.sh.at, cu.sh.mirror_key, origin,
+             (unsigned long long)cu.sh.at, cu.sh.origin_key);
+        r->notes->shifted_mirror = true;
+        jsStreamInfo_Destroy(si);
         return GF_OK;
     }
     /* A mirror holds every sequence of its origin from its first on, except those its

@@ -5,8 +5,10 @@
  *
  * Read access is enough: stream and consumer info, ordered (ephemeral) consumers on the
  * AUDIT_* mirrors, their buckets' streams and EVENTS, message gets on MATCHES (a work queue admits
- * no second consumer) and on any stream whose copy read reports its end before its leader's
- * last sequence, requests to the leaderboard. Nothing is written.
+ * no second consumer), on any stream whose copy read reports its end before its leader's
+ * last sequence and on a few sequences of each AUDIT_* mirror and its bucket (a mirror that
+ * holds other messages than its bucket at the same sequences is shifted: it is not read,
+ * and noted), requests to the leaderboard. Nothing is written.
  *
  * Each stream is read with one ordered push consumer (flow controlled), from its first
  * message (or the first at or after since_ms) up to its last sequence when the read
@@ -74,15 +76,18 @@ typedef struct gf_check_read_opts {
 } gf_check_read_opts;
 
 /* What the read could not do: a missing stream, revisions a stalled mirror lacks that its
- * bucket no longer holds either, no leaderboard answering (each sets `incomplete`); and
- * what it did otherwise than planned, which does not (a MATCHES backlog too long to read:
- * the claims give those matches' formation times; a stalled mirror whose missing
- * revisions were all read from its bucket). One line each, ";"-separated, in `text`. */
+ * bucket no longer holds either, a shifted mirror, no leaderboard answering (each sets
+ * `incomplete`); and what it did otherwise than planned, which does not (a MATCHES
+ * backlog too long to read: the claims give those matches' formation times; a stalled
+ * mirror whose missing revisions were all read from its bucket). One line each,
+ * ";"-separated, in `text`. */
 typedef struct gf_check_read_notes {
     char text[1024];
     bool incomplete;     /* some count cannot be trusted as read */
     bool missing_audit;  /* an AUDIT_* mirror does not exist */
     bool stalled_mirror; /* an AUDIT_* mirror stopped following its bucket */
+    bool shifted_mirror; /* an AUDIT_* mirror holds messages at other sequences than its
+                            bucket: not read (incomplete) */
 } gf_check_read_notes;
 
 /* Reads everything into c (which must not be finished). GF_ERR_UNAVAILABLE when the
