@@ -264,7 +264,9 @@ static void loop(tenure *t)
             continue;
         }
         natsMsgList list = {0};
-        natsStatus s = gf__pull_fetch(b->sub, &list, t->g->batch, poll);
+        natsStatus s =
+            gf__pull_fetch_until(b->sub, &list, t->g->batch, poll,
+                                 atomic_load(&t->slot->owner.valid_until_ms) - POLL_MIN_MS);
         bool ended = false;
         if (s == NATS_OK && list.Count < t->g->batch)
             linger_until = now + t->slot->cc.linger_ms;

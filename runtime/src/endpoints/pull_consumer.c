@@ -346,34 +346,56 @@ static natsStatus fetch_queued(natsSubscription *sub, natsMsgList *list, int bat
     return NATS_OK;
 }
 
-natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms)
+/* How long a request sent now may stay open: the caller's poll, and with a deadline (0:
+ * none) no longer than what is left of the poll begun at `end` - poll_ms and of the
+ * deadline. */
+static int64_t time_left(int64_t poll_ms, int64_t end, int64_t deadline_ms)
+{
+    if (deadline_ms == 0)
+        return poll_ms;
+    int64_t until = deadline_ms < end ? deadline_ms : end;
+    return until - gf_clock_mono_ms();
+}
+
+natsStatus gf__pull_fetch_until(natsSubscription *sub, natsMsgList *list, int batch,
+                                int64_t poll_ms, int64_t deadline_ms)
 {
     memset(list, 0, sizeof *list);
     if (fetch_queued(sub, list, batch) == NATS_OK)
         return NATS_OK;
+    int64_t end = gf_clock_mono_ms() + (poll_ms > 0 ? poll_ms : 0);
     jsFetchRequest req;
-    jsFetchRequest_Init(&req);
-    req.Batch = batch;
-    req.NoWait = true;
+    natsStatus s = NATS_TIMEOUT;
     /* nats-server 2.9.10 holds a NoWait request with an expiry open for the whole expiry
      * when nothing is stored (NATS-FACTS.md §3): it is a long poll of its own, so it
      * waits no longer than the caller's poll (with a floor that leaves the server time
      * to answer). */
-    req.Expires = (poll_ms > NOWAIT_MIN_MS ? poll_ms : NOWAIT_MIN_MS) * 1000000LL;
-    natsStatus s = natsSubscription_FetchRequest(list, sub, &req);
-    if (s == NATS_OK || (s != NATS_NOT_FOUND && s != NATS_TIMEOUT))
-        return s;
-    natsMsgList_Destroy(list);
-    if (poll_ms <= 0)
-        return NATS_TIMEOUT;
-
+    int64_t left = time_left(poll_ms, end, deadline_ms);
+    if (deadline_ms == 0 || left >= NOWAIT_MIN_MS) {
+        jsFetchRequest_Init(&req);
+        req.Batch = batch;
+        req.NoWait = true;
+        req.Expires = (left > NOWAIT_MIN_MS ? left : NOWAIT_MIN_MS) * 1000000LL;
+        s = natsSubscription_FetchRequest(list, sub, &req);
+        if (s == NATS_OK || (s != NATS_NOT_FOUND && s != NATS_TIMEOUT))
+            return s;
+        natsMsgList_Destroy(list);
+    }
     /* Nothing ready: long-poll for one message (a full batch would wait the whole
-     * expiry when fewer arrive). */
+     * expiry when fewer arrive), for what is left of the poll — and of the tenure. */
+    left = time_left(poll_ms, end, deadline_ms);
+    if (poll_ms <= 0 || left <= 0)
+        return NATS_TIMEOUT;
     jsFetchRequest_Init(&req);
     req.Batch = 1;
-    req.Expires = poll_ms * 1000000LL;
+    req.Expires = left * 1000000LL;
     s = natsSubscription_FetchRequest(list, sub, &req);
     return s == NATS_NOT_FOUND ? NATS_TIMEOUT : s;
+}
+
+natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms)
+{
+    return gf__pull_fetch_until(sub, list, batch, poll_ms, 0);
 }
 
 size_t gf__pull_hand_back(gf__pull_binding *b)

@@ -103,6 +103,17 @@ void gf__pull_unbind(gf__pull_binding *b);
  * its expiry instead. */
 natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, int64_t poll_ms);
 
+/* The same for a partition's tenure, which may fetch only until `deadline_ms` (monotonic;
+ * the lease's valid_until): no request is sent, and none left open at the server, past
+ * it, whatever happened between two requests (a thread paused, a process stopped). A
+ * request still open when the next owner starts could take a message the next owner
+ * then never sees: delivered here, dropped unacked, and covered by the next owner's
+ * acks under ack_policy all (lost), or redelivered after newer ones (out of order). So
+ * the deadline is looked at again right before each request and bounds its expiry; a
+ * NoWait request (its 500-ms floor) is skipped when less than that is left. */
+natsStatus gf__pull_fetch_until(natsSubscription *sub, natsMsgList *list, int batch,
+                                int64_t poll_ms, int64_t deadline_ms);
+
 /* The handler's view of a fetched message (borrowing it). */
 void gf__pull_msg(natsMsg *m, gf_msg *out);
 
