@@ -27,7 +27,8 @@
  *  - JetStream writes per assigned ticket: the growth of the service's streams (KV
  *    buckets, MATCHES) over the run and the drain, and the server's own in_msgs (every
  *    message it received: writes, requests, replies, pushes, heartbeats) per assigned
- *    ticket, from its monitoring endpoint;
+ *    ticket, from its monitoring endpoint, and split by connection (bench/conn_msgs.h:
+ *    in and out per function, and the benchmark's own share);
  *  - raw_publish_per_s and limit_ratio = assigned/s x writes per ticket / raw rate;
  *  - the invariants, recomputed from the AUDIT_* mirrors by the independent checker
  *    (support/mmcheck: double claims, players in two matches, lost tickets, limit
@@ -47,6 +48,7 @@
 #include <nats/nats.h>
 
 #include "bench.h"
+#include "conn_msgs.h"
 #include "gamefn/clock.h"
 #include "gamefn/conn.h"
 #include "gamefn/log.h"
@@ -332,6 +334,7 @@ typedef struct server_counts {
     long long writes; /* the service's streams' last sequences: every stored write */
     long long mirrored;
     long long matches;
+    gf_bench_conn_msgs conns; /* whose messages they were */
 } server_counts;
 
 static void count_server(stack *s, server_counts *c)
@@ -345,6 +348,7 @@ static void count_server(stack *s, server_counts *c)
         c->in_msgs = json_integer_value(json_object_get(v, "in_msgs"));
         json_decref(v);
     }
+    gf_bench_conn_msgs_read(s->srv, &c->conns);
     static const char *const matches[] = {"MATCHES"};
     c->writes = gf_bench_last_seq(s->js, streams, sizeof streams / sizeof streams[0]);
     c->mirrored = gf_bench_last_seq(s->js, mirrors, sizeof mirrors / sizeof mirrors[0]);
@@ -558,7 +562,8 @@ static double finite_or(double v)
     return isinf(v) ? -1 : v;
 }
 
-static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, json_t *cpu)
+static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, json_t *cpu,
+                   json_t *by_conn)
 {
     uint64_t dc = gf_mmcheck_count(chk, "double_claims"),
              two = gf_mmcheck_count(chk, "players_in_two_matches"),
@@ -599,10 +604,12 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
            (unsigned long long)viol, (unsigned long long)half);
     if (!o->json) {
         json_decref(cpu);
+        json_decref(by_conn);
         return;
     }
     json_t *j = json_object();
     json_object_set_new(j, "cpu_us_per_ticket", cpu);
+    json_object_set_new(j, "msgs_per_ticket_by_connection", by_conn);
     json_object_set_new(j, "seconds", json_real(f->secs));
     json_object_set_new(j, "flush", json_string(o->flush));
     json_object_set_new(j, "verify_every", json_integer(o->verify_every));
@@ -762,8 +769,9 @@ int gf_bench_e2e(int argc, char **argv)
     f.conflicts_per_match = f.matches > 0 ? (double)f.conflicts / (double)f.matches : 0;
     json_t *cpu = NULL;
     cpu_report(&s, &u0, &u1, busy_secs, f.assigned, &cpu);
+    json_t *by_conn = gf_bench_conn_msgs_report(&c0.conns, &c1.conns, f.assigned);
     srv_stats(&s);
-    report(&o, &f, chk, cpu);
+    report(&o, &f, chk, cpu, by_conn);
     rc = gf_check_report_broken(chk->report) == 0 && f.tokens_bad == 0 ? 0 : 3;
 out:
     if (rc == 1)

@@ -2,7 +2,8 @@
  * test_bench_e2e.c — `gamefn-bench e2e`, one short run on one queue (1v1-sbmm, 80
  * simulated servers, 3 s at 150 tickets/s) with --verify-every 3: the simulated servers
  * verify the tokens of one match in three and admit the others unchecked, none is
- * refused, and the checker's invariant counts are all 0. A bad value is a usage error.
+ * refused, the checker's invariant counts are all 0, and the messages are split by the
+ * connection that sent them. A bad value is a usage error.
  * No rate is asserted: performance is the benchmark's to report, not a test's.
  */
 #include <setjmp.h>
@@ -47,6 +48,23 @@ static void a_run_with_sampled_tokens(void **state)
     for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
         if (bench_number(j, zero[i]) != 0)
             fail_msg("%s is not 0:\n%s", zero[i], out);
+    /* Whose messages: every function of the stack and the benchmark itself, by role. A
+     * create is at least its reply and two writes (the ticket, the player's record) from
+     * intake, and an assignment at least one write from the allocator; no role sends more
+     * than the server counted in all. */
+    const json_t *by = json_object_get(j, "msgs_per_ticket_by_connection");
+    const char *roles[] = {"intake", "matcher", "allocator", "fleet", "ticker", "bench"};
+    double all = bench_number(j, "in_msgs_per_ticket");
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++) {
+        const json_t *r = json_object_get(by, roles[i]);
+        double in = json_number_value(json_object_get(r, "in"));
+        if (!r || in <= 0 || in > all)
+            fail_msg("msgs_per_ticket_by_connection: %s in %.2f of %.2f:\n%s", roles[i], in, all,
+                     out);
+    }
+    if (json_number_value(json_object_get(json_object_get(by, "intake"), "in")) < 3 ||
+        json_number_value(json_object_get(json_object_get(by, "allocator"), "in")) < 1)
+        fail_msg("msgs_per_ticket_by_connection: intake or allocator below its floor:\n%s", out);
     json_decref(j);
     unlink(log);
 }
