@@ -20,6 +20,7 @@
  * - Failures are logged and left: a later sweep, the claim lease, or intake's stale
  *   record rule (a record whose ticket ended long ago is replaced) finish the job.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,16 @@ void fleet_released_fini(fleet_released *r)
     memset(r, 0, sizeof *r);
 }
 
-void fleet_release_finished(fleet_state *st, const fleet_released *r)
+void fleet_pause_at(const fleet_state *st, const char *step, const char *key, const char *match)
+{
+    if (!gf_test_pause_armed(&st->pause, step))
+        return;
+    char what[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 32];
+    snprintf(what, sizeof what, "server=%s match=%s", key, match && match[0] ? match : "-");
+    gf_test_pause_at(&st->pause, step, what);
+}
+
+gf_err fleet_release_finished(fleet_state *st, const fleet_released *r)
 {
     size_t failed =
         gf_mmstore_release_players(st->store, (const char *const *)r->players, r->n_players,
@@ -85,6 +95,7 @@ void fleet_release_finished(fleet_state *st, const fleet_released *r)
     if (failed)
         gf_log_warn("some players of a finished match not released", "match=%s failed=%zu",
                     r->match_id, failed);
+    return failed ? GF_ERR_UNAVAILABLE : GF_OK;
 }
 
 /* on_key of a COMMITTED outcome: where it runs ("" if the record names no server). */
@@ -148,7 +159,7 @@ gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *commit
     return err;
 }
 
-void fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r)
+gf_err fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r)
 {
     bool committed = false;
     char on[FLEET_KEY_MAX];
@@ -156,13 +167,15 @@ void fleet_release_removed(fleet_state *st, const char *key, const fleet_release
     if (err != GF_OK) {
         gf_log_warn("match of a removed server left undecided", "match=%s err=%s", r->match_id,
                     gf_err_str(err));
-        return;
+        return err;
     }
+    fleet_pause_at(st, "decided", key, r->match_id);
     if (committed && fleet_committed_here(on, key))
-        fleet_release_finished(st, r);
+        err = fleet_release_finished(st, r);
     else if (committed)
         gf_log_info("a spare server of a committed match removed: its players stay in the match",
                     "server=%s match=%s on=%s", key, r->match_id, on);
     else
         gf_log_info("match of a removed server aborted", "match=%s", r->match_id);
+    return err;
 }

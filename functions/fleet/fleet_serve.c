@@ -136,6 +136,7 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         err = store_failed(reply, err, &p, key);
         goto out;
     }
+    fleet_pause_at(st, "claimed", key, NULL);
     fleet_written guess;
     mirror_guess(st, key, &guess);
     err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
@@ -215,6 +216,7 @@ static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *c
             ctx->g.decided = fin;
             if (err != GF_OK)
                 break;
+            fleet_pause_at(st, "decided", key, fin);
         }
         err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
         decide = err == GF_ERR_RETRY && ctx->g.undecided;
@@ -252,6 +254,8 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
+    if (ctx.released.match_id[0])
+        fleet_pause_at(st, "freed", key, ctx.released.match_id);
     if (ctx.released.match_id[0] && ctx.committed && fleet_committed_here(ctx.on, key)) {
         gf_log_info("game over: server free again", "server=%s match=%s", key,
                     ctx.released.match_id);
@@ -327,6 +331,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         goto out;
     }
     fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);
+    fleet_pause_at(st, "removed", key, cur.rec ? cur.rec->allocated_match_id : NULL);
     fleet_ids_release(st, req->datacenter, req->server_id);
     err = fleet_released_copy(cur.rec, &released);
     if (err == GF_OK && released.match_id[0]) {

@@ -141,6 +141,7 @@ static void remove_stale(fleet_state *st, stale_item *it)
         return;
     }
     fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
+    fleet_pause_at(st, "removed", it->key, it->released.match_id);
     char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
     if (fleet_key_split(it->key, dc, id))
         fleet_ids_release(st, dc, id);
