@@ -55,11 +55,10 @@ typedef struct fleet_state {
     size_t n_committed;
     /* GAMEFN_TEST_FLEET_PAUSE=<step> (gamefn/test_pause.h): tests stop the fleet between
      * two writes of one request, to SIGKILL it there. Steps: `claimed` (register: the
-     * ids/<server_id> index written, the record not); `decided` (game over: the match's
-     * commit record read or created ABORTED, nothing else written; removal: that after the
-     * record's delete); `freed` (game over: the server FREE, its players not released);
-     * `removed` (removal: the record deleted, neither its index released nor its match
-     * decided). */
+     * ids/<server_id> index written, the record not); `decided` (game over or removal:
+     * the match's commit record read or created ABORTED, nothing else written);
+     * `released` (its players released, the server record not yet FREE or removed);
+     * `removed` (removal: the record deleted, its ids/<server_id> index not released). */
     gf_test_pause pause;
 } fleet_state;
 
@@ -138,5 +137,12 @@ bool fleet_committed_here(const char *on_key, const char *key);
  * removal's retry (the next sweep, the server's deregister again) repeats this first:
  * every step is idempotent. */
 gf_err fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r);
+
+/* A removal's first step, before the record `key` is deleted: its match (r, may hold
+ * none) settled by fleet_release_removed. GF_OK: delete the record, then call
+ * fleet_removal_finish; otherwise keep it (the retry settles it again). */
+gf_err fleet_removal_settle(fleet_state *st, const char *key, const fleet_released *r);
+/* A removal's last step, after the record `key` was deleted: its id's index released. */
+void fleet_removal_finish(fleet_state *st, const char *key, const char *match_id);
 
 #endif
