@@ -29,6 +29,7 @@
 #include "fleet_record.h"
 #include "gamefn/endpoint.h"
 #include "gamefn/join_key.h"
+#include "gamefn/test_pause.h"
 #include "mmstore.h"
 #include "warm.h"
 
@@ -52,6 +53,13 @@ typedef struct fleet_state {
     warm_history *demand; /* per configured datacenter, under lock */
     char **committed;     /* "<key> <match_id>" known COMMITTED, sorted, under lock */
     size_t n_committed;
+    /* GAMEFN_TEST_FLEET_PAUSE=<step> (gamefn/test_pause.h): tests stop the fleet between
+     * two writes of one request, to SIGKILL it there. Steps: `claimed` (register: the
+     * ids/<server_id> index written, the record not); `decided` (game over or removal:
+     * the match's commit record read or created ABORTED, nothing else written);
+     * `released` (its players released, the server record not yet FREE or removed);
+     * `removed` (removal: the record deleted, its ids/<server_id> index not released). */
+    gf_test_pause pause;
 } fleet_state;
 
 /* Period of the tick gamefn.v1.tick.fleet (the sweep and the scale requests). */
@@ -95,8 +103,13 @@ typedef struct fleet_released {
 gf_err fleet_released_copy(const Gamefn__V1__ServerRecord *rec, fleet_released *out);
 void fleet_released_fini(fleet_released *r);
 
-/* The match of a finished game: release its players (they may queue again). */
-void fleet_release_finished(fleet_state *st, const fleet_released *r);
+/* Test-only: stops at `step` (fleet_state.pause) when armed; the log names server and match. */
+void fleet_pause_at(const fleet_state *st, const char *step, const char *key, const char *match);
+
+/* The match of a finished game: release its players (they may queue again). GF_OK, or
+ * GF_ERR_UNAVAILABLE when some record that still names one of its tickets could not be
+ * deleted (the caller keeps the server's record as it is, so a retry releases them). */
+gf_err fleet_release_finished(fleet_state *st, const fleet_released *r);
 
 /* Creates matches/<match_id> = ABORTED (NO_SERVER: its server is gone) unless the match
  * is decided; *committed says whether it had been committed (the game was running), and
@@ -117,9 +130,19 @@ gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *commit
  * by that one's game over or departure. A record naming no server counts as this one. */
 bool fleet_committed_here(const char *on_key, const char *key);
 
-/* The match of removed server `key` (stale, or shut down while allocated): if it was
- * never committed, abort it (its tickets go back to the pool, keeping their players); if
- * it was committed on this server, release its players. */
-void fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r);
+/* The match of server `key`, about to be removed (stale, or shut down while allocated):
+ * if it was never committed, abort it (its tickets go back to the pool, keeping their
+ * players); if it was committed on this server, release its players. Called before the
+ * record is deleted, so a failure (returned) or a crash leaves the record, and the
+ * removal's retry (the next sweep, the server's deregister again) repeats this first:
+ * every step is idempotent. */
+gf_err fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r);
+
+/* A removal's first step, before the record `key` is deleted: its match (r, may hold
+ * none) settled by fleet_release_removed. GF_OK: delete the record, then call
+ * fleet_removal_finish; otherwise keep it (the retry settles it again). */
+gf_err fleet_removal_settle(fleet_state *st, const char *key, const fleet_released *r);
+/* A removal's last step, after the record `key` was deleted: its id's index released. */
+void fleet_removal_finish(fleet_state *st, const char *key, const char *match_id);
 
 #endif

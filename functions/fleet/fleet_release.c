@@ -17,9 +17,24 @@
  * - A game over is the same for a match never committed: the server says it does not run
  *   it, so the match is aborted before the server is freed (an allocator may be about to
  *   commit it there; it then finds ABORTED and returns the tickets).
- * - Failures are logged and left: a later sweep, the claim lease, or intake's stale
- *   record rule (a record whose ticket ended long ago is replaced) finish the job.
+ * - Order: every write that depends on what a server record holds comes before the
+ *   write that ends it. A game over releases the players, then frees the server; a
+ *   removal decides the match (and releases its players), then deletes the record, then
+ *   its ids/<server_id> index. A crash (or a failed write) between two steps leaves the
+ *   record as it was, so the retry that follows — the server's game over or deregister
+ *   again, the next sweep of a stale record — repeats every step from the start, each one
+ *   idempotent (create-if-absent of the commit record, compare-and-set deletes). The other
+ *   order lost the players' release in that gap: the retry found the server FREE (or
+ *   gone) and nothing to do, and the players could not queue again until their records
+ *   stopped counting (max_match_duration, 2 h); a match not yet committed could even be
+ *   committed on the removed server. A crash after the record's delete leaves only the
+ *   index, which a register takes over (docs/PROTOCOL.md §8).
+ * - What cannot be retried is logged: a stale server that heartbeats between its match's
+ *   settling and its delete wins the race and is kept, its match already aborted or its
+ *   players released (the server had been silent for heartbeat_timeout: lost, as if
+ *   removed).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +92,16 @@ void fleet_released_fini(fleet_released *r)
     memset(r, 0, sizeof *r);
 }
 
-void fleet_release_finished(fleet_state *st, const fleet_released *r)
+void fleet_pause_at(const fleet_state *st, const char *step, const char *key, const char *match)
+{
+    if (!gf_test_pause_armed(&st->pause, step))
+        return;
+    char what[FLEET_KEY_MAX + GF_WIRE_ID_MAX + 32];
+    snprintf(what, sizeof what, "server=%s match=%s", key, match && match[0] ? match : "-");
+    gf_test_pause_at(&st->pause, step, what);
+}
+
+gf_err fleet_release_finished(fleet_state *st, const fleet_released *r)
 {
     size_t failed =
         gf_mmstore_release_players(st->store, (const char *const *)r->players, r->n_players,
@@ -85,6 +109,7 @@ void fleet_release_finished(fleet_state *st, const fleet_released *r)
     if (failed)
         gf_log_warn("some players of a finished match not released", "match=%s failed=%zu",
                     r->match_id, failed);
+    return failed ? GF_ERR_UNAVAILABLE : GF_OK;
 }
 
 /* on_key of a COMMITTED outcome: where it runs ("" if the record names no server). */
@@ -148,7 +173,7 @@ gf_err fleet_finished_decide(fleet_state *st, const char *match_id, bool *commit
     return err;
 }
 
-void fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r)
+gf_err fleet_release_removed(fleet_state *st, const char *key, const fleet_released *r)
 {
     bool committed = false;
     char on[FLEET_KEY_MAX];
@@ -156,13 +181,31 @@ void fleet_release_removed(fleet_state *st, const char *key, const fleet_release
     if (err != GF_OK) {
         gf_log_warn("match of a removed server left undecided", "match=%s err=%s", r->match_id,
                     gf_err_str(err));
-        return;
+        return err;
     }
+    fleet_pause_at(st, "decided", key, r->match_id);
     if (committed && fleet_committed_here(on, key))
-        fleet_release_finished(st, r);
+        err = fleet_release_finished(st, r);
     else if (committed)
         gf_log_info("a spare server of a committed match removed: its players stay in the match",
                     "server=%s match=%s on=%s", key, r->match_id, on);
     else
         gf_log_info("match of a removed server aborted", "match=%s", r->match_id);
+    return err;
+}
+
+gf_err fleet_removal_settle(fleet_state *st, const char *key, const fleet_released *r)
+{
+    gf_err err = r->match_id[0] ? fleet_release_removed(st, key, r) : GF_OK;
+    if (err == GF_OK)
+        fleet_pause_at(st, "released", key, r->match_id);
+    return err;
+}
+
+void fleet_removal_finish(fleet_state *st, const char *key, const char *match_id)
+{
+    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
+    fleet_pause_at(st, "removed", key, match_id);
+    if (fleet_key_split(key, dc, id))
+        fleet_ids_release(st, dc, id);
 }

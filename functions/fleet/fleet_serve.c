@@ -136,6 +136,7 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         err = store_failed(reply, err, &p, key);
         goto out;
     }
+    fleet_pause_at(st, "claimed", key, NULL);
     fleet_written guess;
     mirror_guess(st, key, &guess);
     err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
@@ -186,10 +187,30 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
     }
     gf_err err = fleet_apply_heartbeat(old, c->req, c->now, c->st->cfg->heartbeat_timeout_ms, next,
                                        &c->g, p);
+    if (err == GF_OK && (c->g.released || c->g.undecided))
+        err = fleet_released_copy(old, &c->released);
     if (err == GF_OK && c->g.undecided) /* no write: the caller decides the match first */
         return p->err = GF_ERR_RETRY;
-    if (err == GF_OK && c->g.released)
-        err = fleet_released_copy(old, &c->released);
+    return err;
+}
+
+/* A decided game over, before the write that frees the server: the players of a match
+ * committed here are released first, from `rec` (the record that showed the match, NULL:
+ * the copy the undecided pass took). Freed first, a crash before the release left them
+ * held for max_match_duration: the server's retry found the match gone and did nothing.
+ * This way a crash or a failed release leaves the server ALLOCATED, and the retry of the
+ * game over releases again (compare-and-set deletes: done ones are absent, a player who
+ * queued again names another ticket) and then frees it. */
+static gf_err release_before_free(fleet_state *st, const char *key, heartbeat_ctx *ctx,
+                                  const Gamefn__V1__ServerRecord *rec)
+{
+    if (!ctx->committed || !fleet_committed_here(ctx->on, key))
+        return GF_OK; /* aborted, or a spare: its players stay (in the game elsewhere) */
+    fleet_released copy = {0};
+    gf_err err = rec ? fleet_released_copy(rec, &copy) : GF_OK;
+    if (err == GF_OK)
+        err = fleet_release_finished(st, rec ? &copy : &ctx->released);
+    fleet_released_fini(&copy);
     return err;
 }
 
@@ -198,7 +219,8 @@ static gf_err change_heartbeat(const Gamefn__V1__ServerRecord *old, void *arg, f
  * The match's record is read, or created ABORTED (the server says it is not running
  * it), in one place: before the first write when the mirror's copy shows the match
  * running (the usual case: one write), else after the transition found it undecided
- * on the record read (the mirror was behind; that pass wrote nothing). */
+ * on the record read (the mirror was behind; that pass wrote nothing). The players of a
+ * committed match are released right after, before the write (release_before_free). */
 static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *ctx,
                               fleet_written *w, fleet_problem *p)
 {
@@ -215,6 +237,11 @@ static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *c
             ctx->g.decided = fin;
             if (err != GF_OK)
                 break;
+            fleet_pause_at(st, "decided", key, fin);
+            err = release_before_free(st, key, ctx, pass == 0 ? guess.rec : NULL);
+            if (err != GF_OK)
+                break;
+            fleet_pause_at(st, "released", key, fin);
         }
         err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
         decide = err == GF_ERR_RETRY && ctx->g.undecided;
@@ -253,9 +280,8 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
     if (ctx.released.match_id[0] && ctx.committed && fleet_committed_here(ctx.on, key)) {
-        gf_log_info("game over: server free again", "server=%s match=%s", key,
+        gf_log_info("game over: players released, server free again", "server=%s match=%s", key,
                     ctx.released.match_id);
-        fleet_release_finished(st, &ctx.released);
     } else if (ctx.released.match_id[0] && ctx.committed) {
         /* A spare: the game runs on the other server, with these players in it. */
         gf_log_warn("game over from a spare server of a committed match: server free, players "
@@ -303,6 +329,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     for (int attempt = 0; attempt < DELETE_ATTEMPTS && err == GF_ERR_CONFLICT; attempt++) {
         const char *match = NULL;
         fleet_written_fini(&cur);
+        fleet_released_fini(&released);
         err = fleet_store_get(st->fleet_kv, key, &cur, &p);
         if (err == GF_ERR_NOT_FOUND) {
             snprintf(p.text, sizeof p.text, "no record for server %s in %s", req->server_id,
@@ -320,25 +347,25 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
             err = fleet_reply_problem(reply, &p);
             goto out;
         }
-        err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
+        err = fleet_released_copy(cur.rec, &released);
+        if (err == GF_OK && fleet_removal_settle(st, key, &released) != GF_OK)
+            err = GF_ERR_UNAVAILABLE; /* the record kept: the server's retry settles it */
+        if (err == GF_OK)
+            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
     }
     if (err != GF_OK) {
         err = store_failed(reply, err, &p, key);
         goto out;
     }
     fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);
-    fleet_ids_release(st, req->datacenter, req->server_id);
-    err = fleet_released_copy(cur.rec, &released);
-    if (err == GF_OK && released.match_id[0]) {
+    if (released.match_id[0])
         gf_log_warn("server left while running a match", "server=%s match=%s", key,
                     released.match_id);
-        fleet_release_removed(st, key, &released);
-    }
+    fleet_removal_finish(st, key, released.match_id);
     Gamefn__V1__DeregisterServerReply r = GAMEFN__V1__DEREGISTER_SERVER_REPLY__INIT;
     r.record = cur.rec;
     r.released_match_id = released.match_id;
-    if (err == GF_OK)
-        err = reply_with(reply, &r.base);
+    err = reply_with(reply, &r.base);
 out:
     fleet_released_fini(&released);
     fleet_written_fini(&cur);

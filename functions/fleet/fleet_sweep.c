@@ -1,9 +1,9 @@
 /*
  * fleet_sweep.c — the fleet's periodic work, on the tick (one instance per tick):
  *
- *   1. stale servers (no heartbeat until stale_unix_ms) are deleted by CAS; a match
- *      they were running is aborted if it was never committed, else its players are
- *      released (fleet_release.c);
+ *   1. stale servers (no heartbeat until stale_unix_ms): a match they were running is
+ *      aborted if it was never committed, else its players are released
+ *      (fleet_release.c), then the record is deleted by CAS;
  *   2. broken keys — a value that is not a usable record (fleet_table.h: garbage, an
  *      invalid record, a record under another key or of an unconfigured datacenter),
  *      held unchanged for heartbeat_timeout — are deleted by CAS on the revision seen,
@@ -131,23 +131,27 @@ static void remove_broken(fleet_state *st, const broken_item *it)
         fleet_ids_release(st, dc, id);
 }
 
+/* Its match settled first (fleet_removal_settle), then the record deleted by CAS: a
+ * crash or a failure in between leaves the stale record, and the next sweep repeats it. */
 static void remove_stale(fleet_state *st, stale_item *it)
 {
+    if (fleet_removal_settle(st, it->key, &it->released) != GF_OK)
+        return; /* logged; the record kept for the next sweep */
     gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
-    if (err == GF_ERR_CONFLICT)
-        return; /* it heartbeated (or changed) meanwhile: not stale any more */
+    if (err == GF_ERR_CONFLICT) { /* it heartbeated (or changed) meanwhile: not stale any more */
+        if (it->released.match_id[0])
+            gf_log_warn("stale server came back after its match was settled", "server=%s match=%s",
+                        it->key, it->released.match_id);
+        return;
+    }
     if (err != GF_OK) {
         gf_log_warn("stale server not removed yet", "server=%s err=%s", it->key, gf_err_str(err));
         return;
     }
     fleet_mirror_note(st->mirror, it->key, it->revision + 1, NULL, 0);
-    char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
-    if (fleet_key_split(it->key, dc, id))
-        fleet_ids_release(st, dc, id);
     gf_log_info("server removed: missed its heartbeats", "server=%s match=%s", it->key,
                 it->released.match_id[0] ? it->released.match_id : "-");
-    if (it->released.match_id[0])
-        fleet_release_removed(st, it->key, &it->released);
+    fleet_removal_finish(st, it->key, it->released.match_id);
 }
 
 /* ---- abandoned allocations ----------------------------------------------------- */

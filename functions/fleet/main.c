@@ -107,6 +107,7 @@ static gf_err fleet_init(gf_fn *fn)
     st->instance_id = gf_fn_instance_id(fn);
     st->nc = gf_fn_nats(fn);
     st->js = gf_fn_js(fn);
+    gf_test_pause_arm(&st->pause, "GAMEFN_TEST_FLEET_PAUSE");
     gf_err err = load_keys(st); /* checked before connecting; read again for the bytes */
     if (err == GF_OK)
         err = gf_kv_open(st->js, "fleet", &st->fleet_kv);
