@@ -39,7 +39,13 @@
 #include "gamefn/tickets/record.h"
 #include "mmstore.h"
 
-enum { CANDIDATES = 4, TICKET_ATTEMPTS = 4, PROGRESS_EVERY_MS = 1000, LATE_ROUNDS = 8 };
+enum {
+    CANDIDATES = 4,
+    TICKET_ATTEMPTS = 4,
+    PROGRESS_EVERY_MS = 1000,
+    LATE_ROUNDS = 8,
+    FULL_LOG_MS = 10000
+};
 
 typedef struct job {
     alloc_state *st;
@@ -295,7 +301,7 @@ static void forget_reads(job *j)
 static gf_err release_key(job *j, const char *key)
 {
     fleet_written w = {0};
-    gf_err err = fleet_store_release(j->st->fleet, key, j->am.m->match_id, &w);
+    gf_err err = fleet_store_release(j->st->js, j->st->fleet, key, j->am.m->match_id, &w, NULL);
     if (err == GF_OK)
         fleet_mirror_note(j->st->mirror, key, w.revision, w.data, w.len);
     fleet_written_fini(&w);
@@ -320,8 +326,24 @@ static gf_err release_server(job *j, const char *keep)
     return err;
 }
 
+/* An allocation the fleet bucket refused for want of room: counted, and one warning
+ * every FULL_LOG_MS for all of them (every candidate of every match is refused alike, one
+ * a wait_slice, until room is made or the match's deadline aborts it: NO_SERVER). */
+static void fleet_full(job *j, const char *key, int js_code)
+{
+    long long refused = atomic_fetch_add(&j->st->fleet_full_refused, 1) + 1;
+    if (!gf_log_due(&j->st->fleet_full_logged_ms, FULL_LOG_MS))
+        return;
+    atomic_fetch_sub(&j->st->fleet_full_refused, refused);
+    gf_log_warn("server not taken: the fleet bucket is full; matches without a server are aborted "
+                "at their deadline (NO_SERVER)",
+                "bucket=fleet js_code=%d server=%s match=%s refused=%lld", js_code, key,
+                j->am.m->match_id, refused);
+}
+
 /* Tries the candidates of one datacenter; GF_OK with *out when one was taken. *raced is
- * set when a candidate was lost to another writer (it is skipped from then on). */
+ * set when a candidate was lost to another writer (it is skipped from then on). The
+ * bucket full: the rest are not tried (they would be refused too). */
 static gf_err try_datacenter(job *j, const char *dc, fleet_written *out, bool *raced)
 {
     fleet_candidate c[CANDIDATES];
@@ -333,10 +355,15 @@ static gf_err try_datacenter(job *j, const char *dc, fleet_written *out, bool *r
         fleet_next next;
         fleet_apply_allocate(c[i].rec, j->am.m->match_id, j->am.player_ids, j->am.n_players,
                              j->am.ticket_ids, j->am.n_tickets, now, &next);
-        gf_err e = fleet_store_put(j->st->fleet, c[i].key, &next.rec, c[i].revision, out);
+        int full = 0;
+        gf_err e = fleet_store_put(j->st->js, j->st->fleet, c[i].key, &next.rec, c[i].revision, out,
+                                   &full);
         if (e == GF_OK) {
             fleet_mirror_note(j->st->mirror, c[i].key, out->revision, out->data, out->len);
             err = GF_OK;
+        } else if (full) {
+            fleet_full(j, c[i].key, full);
+            break;
         } else if (e == GF_ERR_CONFLICT) {
             fleet_mirror_superseded(j->st->mirror, c[i].key, c[i].revision);
             *raced = true;

@@ -81,6 +81,7 @@ static gf_err alloc_init(gf_fn *fn)
     if (err == GF_OK)
         err = check_ack_wait(fn, st);
     jsCtx *js = gf_fn_js(fn);
+    st->js = js;
     if (err == GF_OK)
         err = gf_mmstore_open(st->nc, js, &st->store);
     if (err == GF_OK)

@@ -12,13 +12,14 @@
  * Threads: register and heartbeat run 4 handlers each, deregister, keys and the tick
  * one each, the demand subscription and the mirror their own threads. Handlers share
  * nothing but what is listed here. Shared mutable state is the
- * demand history and the sweep's memory, both under `lock`; everything else is set
- * in init and read-only afterwards.
+ * demand history and the sweep's memory, both under `lock`, and the two clocks of a full
+ * bucket (atomics); everything else is set in init and read-only afterwards.
  */
 #ifndef GAMEFN_FLEET_FN_H
 #define GAMEFN_FLEET_FN_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,6 +61,11 @@ typedef struct fleet_state {
      * `released` (its players released, the server record not yet FREE or removed);
      * `removed` (removal: the record deleted, its ids/<server_id> index not released). */
     gf_test_pause pause;
+    /* The bucket refusing writes for want of room (fleet_store.h), as this instance saw
+     * it: monotonic ms of the last refusal and of the last warning about one (0 = never). */
+    _Atomic int64_t full_seen_ms;
+    _Atomic int64_t full_logged_ms;
+    _Atomic int64_t stale_kept_logged_ms; /* the sweep's warning that it keeps them */
 } fleet_state;
 
 /* Period of the tick gamefn.v1.tick.fleet (the sweep and the scale requests). */
@@ -71,6 +77,13 @@ size_t fleet_keys_current(fleet_state *st, int64_t now_unix_ms, Gamefn__V1__Join
 /* Fills a reply's error from a problem (the wire code is always explicit, so the
  * message reads "<field>: <what>"). Returns p->err. */
 gf_err fleet_reply_problem(gf_reply *reply, const fleet_problem *p);
+
+/* A write refused for want of room (JetStream js_code) while doing `what` to `key`:
+ * remembered (fleet_full_within) and logged, at most one line every 10 s. */
+void fleet_full_note(fleet_state *st, int js_code, const char *what, const char *key);
+/* Whether this instance saw the bucket refuse a write for want of room in the last
+ * window_ms. */
+bool fleet_full_within(fleet_state *st, int64_t window_ms);
 
 gf_err fleet_on_register(gf_fn *fn, const gf_msg *req, gf_reply *reply);
 gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *req, gf_reply *reply);

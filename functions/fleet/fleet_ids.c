@@ -25,6 +25,7 @@
 #include "gamefn/clock.h"
 #include "gamefn/kv.h"
 #include "gamefn/log.h"
+#include "gamefn/publish.h"
 #include "gamefn/v1/error.pb-c.h"
 
 enum { CLAIM_ATTEMPTS = 8 };
@@ -53,14 +54,16 @@ static gf_err read_claim(fleet_state *st, const char *key, id_claim *c)
     return GF_OK;
 }
 
-/* Writes the claim of `dc` over revision `last` (0 = create); *rev = its revision. */
+/* Writes the claim of `dc` over revision `last` (0 = create); *rev = its revision. The
+ * bucket full: GF_ERR_NATS with *p saying so (fleet_store_full). */
 static gf_err write_claim(fleet_state *st, const char *key, const char *dc, int64_t now,
-                          uint64_t last, uint64_t *rev)
+                          uint64_t last, uint64_t *rev, fleet_problem *p)
 {
     char value[FLEET_ID_VALUE_MAX];
     size_t len = fleet_id_value(dc, now, value);
-    return last ? gf_kv_update(st->fleet_kv, key, value, len, last, rev)
-                : gf_kv_create(st->fleet_kv, key, value, len, rev);
+    int js_code = 0;
+    gf_err err = gf_kv_put_if(st->js, st->fleet_kv, key, value, len, last, rev, &js_code);
+    return gf_publish_full(err, js_code) ? fleet_store_full_problem(p, js_code) : err;
 }
 
 static gf_err refuse_id(fleet_problem *p, const char *server_id, const char *dc, const char *how)
@@ -109,7 +112,7 @@ static gf_err check_others(fleet_state *st, const char *key, uint64_t rev, const
         gf_err err = record_exists(st, other, server_id, &exists, &stale);
         if (err == GF_OK && !exists)
             continue;
-        gf_kv_delete_if(st->js, st->fleet_kv, key, rev); /* not ours after all */
+        gf_kv_delete_if(st->js, st->fleet_kv, key, rev, NULL); /* not ours after all */
         if (err != GF_OK)
             return err;
         return refuse_id(p, server_id, other, stale ? "is registered (stale)" : "is registered");
@@ -144,7 +147,7 @@ gf_err fleet_ids_claim(fleet_state *st, const char *dc, const char *server_id, i
             if (now - c.claimed_unix_ms < st->cfg->heartbeat_timeout_ms)
                 return refuse_id(p, server_id, c.datacenter, "is being registered");
         } /* else absent, or not an index value: claim it */
-        err = write_claim(st, key, dc, now, c.revision, &rev);
+        err = write_claim(st, key, dc, now, c.revision, &rev, p);
         if (err == GF_ERR_CONFLICT)
             continue;
         if (err != GF_OK)
@@ -162,7 +165,7 @@ void fleet_ids_release(fleet_state *st, const char *dc, const char *server_id)
         return;
     if (c.ok && strcmp(c.datacenter, dc) != 0)
         return; /* another datacenter's claim (taken over): not ours to release */
-    gf_err err = gf_kv_delete_if(st->js, st->fleet_kv, key, c.revision);
+    gf_err err = gf_kv_delete_if(st->js, st->fleet_kv, key, c.revision, NULL);
     if (err != GF_OK && err != GF_ERR_CONFLICT)
         gf_log_warn("server id index not released", "key=%s err=%s", key, gf_err_str(err));
 }

@@ -36,6 +36,7 @@ typedef struct fleet_problem {
     int code;                      /* gamefn.v1.ErrorCode, 0 = from err */
     char field[GF_WIRE_FIELD_MAX]; /* path of the offending field, "" for none */
     char text[GF_WIRE_TEXT_MAX];   /* "<field>: <what is wrong>" */
+    int full; /* a write refused for want of room: its JetStream code (fleet_store.h) */
 } fleet_problem;
 
 /* protobuf-c's structs hold `char *` where we only read: a borrowed const string goes in

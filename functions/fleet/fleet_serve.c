@@ -63,9 +63,37 @@ static gf_err reply_with(gf_reply *reply, const ProtobufCMessage *m)
     return err;
 }
 
-/* A KV failure outside the protocol's own refusals: the sender retries. */
-static gf_err store_failed(gf_reply *reply, gf_err err, const fleet_problem *p, const char *key)
+enum { FULL_LOG_MS = 10000, FULL_RETRY_MS = 1000 };
+
+void fleet_full_note(fleet_state *st, int js_code, const char *what, const char *key)
 {
+    atomic_store(&st->full_seen_ms, gf_clock_mono_ms());
+    if (gf_log_due(&st->full_logged_ms, FULL_LOG_MS))
+        gf_log_warn("fleet bucket full: write refused",
+                    "bucket=fleet js_code=%d step=\"%s\" key=%s", js_code, what, key);
+}
+
+bool fleet_full_within(fleet_state *st, int64_t window_ms)
+{
+    int64_t seen = atomic_load(&st->full_seen_ms);
+    return seen != 0 && gf_clock_mono_ms() - seen < window_ms;
+}
+
+/* A KV failure outside the protocol's own refusals: the sender retries. A full bucket
+ * is RESOURCE_EXHAUSTED ("<what>: the fleet bucket is full ..."), nothing stored. */
+static gf_err store_failed(fleet_state *st, gf_reply *reply, gf_err err, const fleet_problem *p,
+                           const char *key, const char *what)
+{
+    int full = fleet_store_full(p);
+    if (full) {
+        fleet_full_note(st, full, what, key);
+        fleet_reply_problem(reply, p);
+        snprintf(reply->error, sizeof reply->error,
+                 "%s: the fleet bucket is full (JetStream %d); nothing was stored: retry later",
+                 what, full);
+        reply->retry_after_ms = FULL_RETRY_MS;
+        return p->err;
+    }
     if (err == GF_ERR_INVALID || err == GF_ERR_NOT_FOUND ||
         (err == GF_ERR_CONFLICT && p->code != 0))
         return fleet_reply_problem(reply, p);
@@ -133,16 +161,16 @@ gf_err fleet_on_register(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     register_ctx ctx = {.req = req, .st = st, .now = gf_clock_unix_ms()};
     err = fleet_ids_claim(st, req->datacenter, req->server_id, ctx.now, &p);
     if (err != GF_OK) {
-        err = store_failed(reply, err, &p, key);
+        err = store_failed(st, reply, err, &p, key, "register");
         goto out;
     }
     fleet_pause_at(st, "claimed", key, NULL);
     fleet_written guess;
     mirror_guess(st, key, &guess);
-    err = fleet_store_change_from(st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
+    err = fleet_store_change_from(st->js, st->fleet_kv, key, &guess, change_register, &ctx, &w, &p);
     fleet_written_fini(&guess);
     if (err != GF_OK) {
-        err = store_failed(reply, err, &p, key);
+        err = store_failed(st, reply, err, &p, key, "register");
         goto out;
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
@@ -243,7 +271,8 @@ static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *c
                 break;
             fleet_pause_at(st, "released", key, fin);
         }
-        err = fleet_store_change_from(st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
+        err =
+            fleet_store_change_from(st->js, st->fleet_kv, key, &guess, change_heartbeat, ctx, w, p);
         decide = err == GF_ERR_RETRY && ctx->g.undecided;
         if (!decide)
             break;
@@ -275,7 +304,9 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     ctx.now = gf_clock_unix_ms();
     err = heartbeat_write(st, key, &ctx, &w, &p);
     if (err != GF_OK) {
-        err = store_failed(reply, err, &p, key);
+        err = store_failed(st, reply, err, &p, key,
+                           req->finished_match_id && req->finished_match_id[0] ? "game over"
+                                                                               : "heartbeat");
         goto out;
     }
     fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
@@ -328,6 +359,7 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
     err = GF_ERR_CONFLICT;
     for (int attempt = 0; attempt < DELETE_ATTEMPTS && err == GF_ERR_CONFLICT; attempt++) {
         const char *match = NULL;
+        int full = 0;
         fleet_written_fini(&cur);
         fleet_released_fini(&released);
         err = fleet_store_get(st->fleet_kv, key, &cur, &p);
@@ -337,7 +369,9 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
             p.err = GF_ERR_NOT_FOUND;
         }
         if (err == GF_ERR_INVALID && cur.revision) { /* unreadable: remove it all the same */
-            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
+            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision, &full);
+            if (full)
+                err = fleet_store_full_problem(&p, full);
             continue;
         }
         if (err != GF_OK)
@@ -351,10 +385,12 @@ gf_err fleet_on_deregister(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
         if (err == GF_OK && fleet_removal_settle(st, key, &released) != GF_OK)
             err = GF_ERR_UNAVAILABLE; /* the record kept: the server's retry settles it */
         if (err == GF_OK)
-            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision);
+            err = fleet_store_delete(st->js, st->fleet_kv, key, cur.revision, &full);
+        if (full)
+            err = fleet_store_full_problem(&p, full);
     }
     if (err != GF_OK) {
-        err = store_failed(reply, err, &p, key);
+        err = store_failed(st, reply, err, &p, key, "deregister");
         goto out;
     }
     fleet_mirror_note(st->mirror, key, cur.revision + 1, NULL, 0);

@@ -8,7 +8,9 @@
 
 #include "gamefn/clock.h"
 #include "gamefn/kv.h"
+#include "gamefn/publish.h"
 #include "gamefn/util.h"
+#include "gamefn/v1/error.pb-c.h"
 
 enum { CHANGE_ATTEMPTS = 8 };
 
@@ -60,16 +62,42 @@ gf_err fleet_store_get(kvStore *kv, const char *key, fleet_written *out, fleet_p
     return fleet_written_take(rev, data, len, key, out, p);
 }
 
-gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRecord *next,
-                       uint64_t last, fleet_written *out)
+/* The code of a result refused for want of room, else 0. */
+static int full_code(gf_err err, int js_code)
+{
+    return gf_publish_full(err, js_code) ? js_code : 0;
+}
+
+int fleet_store_full(const fleet_problem *p)
+{
+    return p->full;
+}
+
+gf_err fleet_store_full_problem(fleet_problem *p, int js_code)
+{
+    *p = (fleet_problem){.err = GF_ERR_UNAVAILABLE,
+                         .code = GAMEFN__V1__ERROR_CODE__ERROR_CODE_RESOURCE_EXHAUSTED,
+                         .full = js_code};
+    snprintf(p->text, sizeof p->text,
+             "the fleet bucket is full (JetStream %d); nothing was stored: retry later", js_code);
+    return GF_ERR_NATS;
+}
+
+gf_err fleet_store_put(jsCtx *js, kvStore *kv, const char *key,
+                       const Gamefn__V1__ServerRecord *next, uint64_t last, fleet_written *out,
+                       int *full)
 {
     uint8_t *buf = NULL;
     size_t len = 0;
+    int js_code = 0;
+    if (full)
+        *full = 0;
     if (gf_pack(&next->base, &buf, &len) != GF_OK)
         return GF_ERR_NOMEM;
     uint64_t rev = 0;
-    gf_err err =
-        last ? gf_kv_update(kv, key, buf, len, last, &rev) : gf_kv_create(kv, key, buf, len, &rev);
+    gf_err err = gf_kv_put_if(js, kv, key, buf, len, last, &rev, &js_code);
+    if (full)
+        *full = full_code(err, js_code);
     if (err != GF_OK || !out) {
         free(buf);
         return err;
@@ -85,7 +113,7 @@ gf_err fleet_store_put(kvStore *kv, const char *key, const Gamefn__V1__ServerRec
     return GF_OK;
 }
 
-gf_err fleet_store_change_from(kvStore *kv, const char *key, fleet_written *guess,
+gf_err fleet_store_change_from(jsCtx *js, kvStore *kv, const char *key, fleet_written *guess,
                                fleet_change_fn change, void *arg, fleet_written *out,
                                fleet_problem *p)
 {
@@ -114,18 +142,21 @@ gf_err fleet_store_change_from(kvStore *kv, const char *key, fleet_written *gues
             fleet_written_fini(&cur);
             return err;
         }
-        err = fleet_store_put(kv, key, &next.rec, cur.revision, out);
+        int full = 0;
+        err = fleet_store_put(js, kv, key, &next.rec, cur.revision, out, &full);
         fleet_written_fini(&cur);
+        if (full)
+            return fleet_store_full_problem(p, full);
         if (err != GF_ERR_CONFLICT)
             return err;
     }
     return GF_ERR_CONFLICT;
 }
 
-gf_err fleet_store_change(kvStore *kv, const char *key, fleet_change_fn change, void *arg,
-                          fleet_written *out, fleet_problem *p)
+gf_err fleet_store_change(jsCtx *js, kvStore *kv, const char *key, fleet_change_fn change,
+                          void *arg, fleet_written *out, fleet_problem *p)
 {
-    return fleet_store_change_from(kv, key, NULL, change, arg, out, p);
+    return fleet_store_change_from(js, kv, key, NULL, change, arg, out, p);
 }
 
 static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fleet_next *next,
@@ -140,13 +171,22 @@ static gf_err change_release(const Gamefn__V1__ServerRecord *old, void *arg, fle
     return GF_OK;
 }
 
-gf_err fleet_store_release(kvStore *kv, const char *key, const char *match_id, fleet_written *out)
+gf_err fleet_store_release(jsCtx *js, kvStore *kv, const char *key, const char *match_id,
+                           fleet_written *out, int *full)
 {
     fleet_problem p = {0};
-    return fleet_store_change(kv, key, change_release, (void *)(uintptr_t)match_id, out, &p);
+    gf_err err =
+        fleet_store_change(js, kv, key, change_release, (void *)(uintptr_t)match_id, out, &p);
+    if (full)
+        *full = fleet_store_full(&p);
+    return err;
 }
 
-gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last)
+gf_err fleet_store_delete(jsCtx *js, kvStore *kv, const char *key, uint64_t last, int *full)
 {
-    return gf_kv_delete_if(js, kv, key, last);
+    int js_code = 0;
+    gf_err err = gf_kv_delete_if(js, kv, key, last, &js_code);
+    if (full)
+        *full = full_code(err, js_code);
+    return err;
 }

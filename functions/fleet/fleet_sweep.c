@@ -3,7 +3,12 @@
  *
  *   1. stale servers (no heartbeat until stale_unix_ms): a match they were running is
  *      aborted if it was never committed, else its players are released
- *      (fleet_release.c), then the record is deleted by CAS;
+ *      (fleet_release.c), then the record is deleted by CAS. Not while the bucket refuses
+ *      writes for want of room, nor until it has taken them for a whole heartbeat_timeout
+ *      again (as this instance saw it: its handlers' and its sweep's refusals,
+ *      fleet_full_within): a heartbeat the bucket refused is the fleet's failure, not the
+ *      server's, and a server gets a full timeout to heartbeat again once there is room,
+ *      as after any heartbeat;
  *   2. broken keys — a value that is not a usable record (fleet_table.h: garbage, an
  *      invalid record, a record under another key or of an unconfigured datacenter),
  *      held unchanged for heartbeat_timeout — are deleted by CAS on the revision seen,
@@ -33,6 +38,8 @@
 #include "gamefn/log.h"
 #include "gamefn/subjects.h"
 #include "gamefn/util.h"
+
+enum { STALE_KEPT_LOG_MS = 10000 };
 
 typedef struct stale_item {
     char key[FLEET_KEY_MAX];
@@ -117,9 +124,14 @@ static void scan_broken(const fleet_broken *b, void *arg)
 static void remove_broken(fleet_state *st, const broken_item *it)
 {
     char dc[GF_WIRE_NAME_MAX + 1], id[GF_WIRE_ID_MAX + 1];
-    gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
+    int full = 0;
+    gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision, &full);
     if (err == GF_ERR_CONFLICT)
         return; /* rewritten meanwhile (maybe valid now), or another replica removed it */
+    if (full) {
+        fleet_full_note(st, full, "removing a broken key", it->key);
+        return;
+    }
     if (err != GF_OK) {
         gf_log_warn("broken fleet key not removed yet", "key=%s err=%s", it->key, gf_err_str(err));
         return;
@@ -137,11 +149,16 @@ static void remove_stale(fleet_state *st, stale_item *it)
 {
     if (fleet_removal_settle(st, it->key, &it->released) != GF_OK)
         return; /* logged; the record kept for the next sweep */
-    gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision);
+    int full = 0;
+    gf_err err = fleet_store_delete(st->js, st->fleet_kv, it->key, it->revision, &full);
     if (err == GF_ERR_CONFLICT) { /* it heartbeated (or changed) meanwhile: not stale any more */
         if (it->released.match_id[0])
             gf_log_warn("stale server came back after its match was settled", "server=%s match=%s",
                         it->key, it->released.match_id);
+        return;
+    }
+    if (full) {
+        fleet_full_note(st, full, "removing a stale server", it->key);
         return;
     }
     if (err != GF_OK) {
@@ -207,7 +224,10 @@ static char *settle_late(fleet_state *st, const late_item *it)
     if (committed && !spare)
         return strdup(tag);
     fleet_written w = {0};
-    err = fleet_store_release(st->fleet_kv, it->key, it->match_id, &w);
+    int full = 0;
+    err = fleet_store_release(st->js, st->fleet_kv, it->key, it->match_id, &w, &full);
+    if (full)
+        fleet_full_note(st, full, "freeing the server of a late allocation", it->key);
     if (err == GF_OK) {
         fleet_mirror_note(st->mirror, it->key, w.revision, w.data, w.len);
         if (spare)
@@ -320,8 +340,15 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
     fleet_mirror_each(st->mirror, NULL, scan_entry, &s);
     fleet_mirror_each_broken(st->mirror, scan_broken, &s);
 
+    /* Stale, maybe because their heartbeats were refused: kept (see the top). */
+    bool keep_stale = s.n_stale && fleet_full_within(st, st->cfg->heartbeat_timeout_ms);
+    if (keep_stale && gf_log_due(&st->stale_kept_logged_ms, STALE_KEPT_LOG_MS))
+        gf_log_warn("stale servers kept: the fleet bucket refused writes within heartbeat_timeout",
+                    "stale=%zu heartbeat_timeout_ms=%lld", s.n_stale,
+                    (long long)st->cfg->heartbeat_timeout_ms);
     for (size_t i = 0; i < s.n_stale; i++) {
-        remove_stale(st, &s.stale[i]);
+        if (!keep_stale)
+            remove_stale(st, &s.stale[i]);
         fleet_released_fini(&s.stale[i].released);
     }
     for (size_t i = 0; i < s.n_broken; i++)

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gamefn/clock.h"
 #include "gamefn/log.h"
 #include "gamefn/tickets/record.h"
 #include "gamefn/tickets/request.h"
@@ -46,9 +45,7 @@ gf_err intake_fail_write(intake_state *in, gf_reply *reply, const gf_mm_op *op, 
     if (!op->full)
         return intake_fail_store(reply, op->err, what);
     const char *bucket = op->bucket < GF_MM__BUCKETS ? bucket_names[op->bucket] : "?";
-    int64_t now = gf_clock_mono_ms(), last = atomic_load(&in->full_logged_ms);
-    if ((last == 0 || now - last >= FULL_LOG_MS) &&
-        atomic_compare_exchange_strong(&in->full_logged_ms, &last, now))
+    if (gf_log_due(&in->full_logged_ms, FULL_LOG_MS))
         gf_log_warn("bucket full: ticket.create refused", "bucket=%s js_code=%d step=\"%s\"",
                     bucket, op->js_code, what);
     reply->code = GAMEFN__V1__ERROR_CODE__ERROR_CODE_RESOURCE_EXHAUSTED;

@@ -16,6 +16,7 @@
 #include "gamefn/tickets/players.h"
 #include "gamefn/wire_error.h"
 #include "gamesim.h"
+#include "mm_support.h"
 #include "simstack.h"
 
 const char fleet_duel_functions[] = "  intake:\n"
@@ -429,4 +430,35 @@ void fleet_service_stop(gf_proc p[FLEET_SERVICE_N])
 {
     for (size_t i = FLEET_SERVICE_N; i-- > 0;)
         assert_true(gf_fnenv_stop(&p[i], 15000));
+}
+
+void fleet_create_pair(fleet_env *e, const char *a, const char *b, char id[2][80],
+                       int64_t queued[2])
+{
+    const char *players[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k-%s", players[i]);
+        mm_ticket t = mm_solo(key, players[i]);
+        t.pings = "eu:20,us:90";
+        mm_create_new(&e->fn, &t, id[i], 80);
+        if (!queued)
+            continue;
+        Gamefn__V1__TicketRecord *r = fleet_ticket(e, id[i]);
+        assert_non_null(r);
+        queued[i] = r->queued_unix_ms;
+        gamefn__v1__ticket_record__free_unpacked(r, NULL);
+    }
+}
+
+void fleet_both_assigned(fleet_env *e, char id[2][80], char *match, size_t size)
+{
+    Gamefn__V1__TicketRecord *t[2];
+    for (int i = 0; i < 2; i++)
+        t[i] = fleet_wait_ticket(e, id[i], GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED, 30000);
+    assert_string_equal(t[0]->assignment->match_id, t[1]->assignment->match_id);
+    assert_string_equal(t[0]->assignment->server_id, t[1]->assignment->server_id);
+    snprintf(match, size, "%s", t[0]->assignment->match_id);
+    for (int i = 0; i < 2; i++)
+        gamefn__v1__ticket_record__free_unpacked(t[i], NULL);
 }

@@ -131,6 +131,15 @@ Gamefn__V1__TicketRecord *fleet_wait_ticket(fleet_env *e, const char *ticket_id,
 int fleet_outcome_state(fleet_env *e, const char *match_id);
 bool fleet_player_exists(fleet_env *e, const char *player_id);
 
+/* Two new tickets through intake (the service of fleet_duel_service_start), one for
+ * player a and one for b, keys "k-<player>", pinging eu best: their ids into id[], their
+ * queue times into queued[] (may be NULL). */
+void fleet_create_pair(fleet_env *e, const char *a, const char *b, char id[2][80],
+                       int64_t queued[2]);
+/* Waits (30 s) until both tickets are ASSIGNED to one match on one server; that match
+ * into match. */
+void fleet_both_assigned(fleet_env *e, char id[2][80], char *match, size_t size);
+
 /* Waits until the MATCHES work queue is empty: every Match acked or terminated. */
 void fleet_wait_matches_drained(fleet_env *e, int timeout_ms);
 /* The ticket's KV revision, 0 when absent. */

@@ -34,7 +34,6 @@
 #include "mm_support.h"
 
 #define CLAIMED   GAMEFN__V1__TICKET_STATE__TICKET_STATE_CLAIMED
-#define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 #define COMMITTED 1
 #define ABORTED   2
 
@@ -68,19 +67,6 @@ static void bucket_full(fleet_env *e, const char *bucket, bool full)
     assert_int_equal(gf_fnenv_stream_full(&e->fn, stream, full), NATS_OK);
 }
 
-/* Two new tickets for players a and b (pinging eu best); their ids into id[]. */
-static void create_pair(fleet_env *e, const char *a, const char *b, char id[2][80])
-{
-    const char *players[2] = {a, b};
-    for (int i = 0; i < 2; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "k-%s", players[i]);
-        mm_ticket t = mm_solo(key, players[i]);
-        t.pings = "eu:20,us:90";
-        mm_create_new(&e->fn, &t, id[i], 80);
-    }
-}
-
 /* The match both tickets are CLAIMED by now (waited for), into match. */
 static void claimed_by(fleet_env *e, char id[2][80], char *match, size_t size)
 {
@@ -107,20 +93,6 @@ static void both_held(fleet_env *e, char id[2][80], const char *match)
     }
 }
 
-/* Both tickets ASSIGNED to one match on one server (waited for); that match into
- * assigned. */
-static void both_assigned(fleet_env *e, char id[2][80], char *assigned, size_t size)
-{
-    Gamefn__V1__TicketRecord *t[2];
-    for (int i = 0; i < 2; i++)
-        t[i] = fleet_wait_ticket(e, id[i], ASSIGNED, 30000);
-    assert_string_equal(t[0]->assignment->match_id, t[1]->assignment->match_id);
-    assert_string_equal(t[0]->assignment->server_id, t[1]->assignment->server_id);
-    snprintf(assigned, size, "%s", t[0]->assignment->match_id);
-    for (int i = 0; i < 2; i++)
-        gamefn__v1__ticket_record__free_unpacked(t[i], NULL);
-}
-
 /* Waits (timeout_ms) until exactly one simulated server is allocated, to `match`. */
 static void one_server_for(fleet_env *e, const char *match, int timeout_ms)
 {
@@ -143,7 +115,7 @@ static void matches_full_at_commit(void **state)
 
     bucket_full(&e, "matches", true);
     char id[2][80], match[80], assigned[80];
-    create_pair(&e, "ann", "ben", id);
+    fleet_create_pair(&e, "ann", "ben", id, NULL);
     claimed_by(&e, id, match, sizeof match);
     /* It took a server, could not commit, and will be redelivered. */
     assert_true(fleet_log_has(alloc, not_finished, 10000));
@@ -156,7 +128,7 @@ static void matches_full_at_commit(void **state)
     assert_int_equal(fleet_allocated_to(&e, "eu", SIMS, match), 1);
 
     bucket_full(&e, "matches", false);
-    both_assigned(&e, id, assigned, sizeof assigned);
+    fleet_both_assigned(&e, id, assigned, sizeof assigned);
     assert_string_equal(assigned, match);
     assert_int_equal(fleet_outcome_state(&e, match), COMMITTED);
     one_server_for(&e, match, 5000);
@@ -174,7 +146,7 @@ static void matches_full_past_the_lease(void **state)
 
     bucket_full(&e, "matches", true);
     char id[2][80], match[80], assigned[80];
-    create_pair(&e, "cat", "dan", id);
+    fleet_create_pair(&e, "cat", "dan", id, NULL);
     claimed_by(&e, id, match, sizeof match);
     assert_true(fleet_log_has(alloc, not_finished, 10000));
     /* Past the 3-s lease: nobody can decide the match (an abort needs the bucket too),
@@ -184,7 +156,7 @@ static void matches_full_past_the_lease(void **state)
     assert_int_equal(fleet_outcome_state(&e, match), 0);
 
     bucket_full(&e, "matches", false);
-    both_assigned(&e, id, assigned, sizeof assigned);
+    fleet_both_assigned(&e, id, assigned, sizeof assigned);
     /* Aborted once there was room (the allocator's redelivery or a matcher, whichever
      * came first), its server freed, the tickets matched again. */
     assert_int_equal(fleet_outcome_state(&e, match), ABORTED);
@@ -205,7 +177,7 @@ static void tickets_full_after_commit(void **state)
     const gf_proc *alloc = &p[FLEET_SERVICE_ALLOCATOR];
 
     char id[2][80], match[80], assigned[80];
-    create_pair(&e, "eve", "fay", id);
+    fleet_create_pair(&e, "eve", "fay", id, NULL);
     claimed_by(&e, id, match, sizeof match);
     /* Held for 2 s right after its commit: fill the tickets bucket meanwhile. */
     assert_true(fleet_log_has(alloc, "paused for a test", 10000));
@@ -221,7 +193,7 @@ static void tickets_full_after_commit(void **state)
     both_held(&e, id, match);
 
     bucket_full(&e, "tickets", false);
-    both_assigned(&e, id, assigned, sizeof assigned);
+    fleet_both_assigned(&e, id, assigned, sizeof assigned);
     assert_string_equal(assigned, match);
     one_server_for(&e, match, 5000);
     mm_check_clean(&e.fn, 0);

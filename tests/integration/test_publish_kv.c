@@ -268,8 +268,8 @@ static void test_kv_helpers(void **state)
     assert_int_equal(gf_kv_update(e.kv, "h", "b", 1, r1, &r2), GF_OK);
     assert_int_equal(gf_kv_update(e.kv, "h", "c", 1, r1, NULL), GF_ERR_CONFLICT);
     assert_int_equal(gf_kv_update(e.kv, "h", "c", 1, r2 + 100, NULL), GF_ERR_CONFLICT);
-    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r1), GF_ERR_CONFLICT);
-    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r2), GF_OK);
+    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r1, NULL), GF_ERR_CONFLICT);
+    assert_int_equal(gf_kv_delete_if(e.pt.js, e.kv, "h", r2, NULL), GF_OK);
     assert_int_equal(gf_kv_update(e.kv, "h", "d", 1, r2, NULL), GF_ERR_CONFLICT);
     kvEntry *ent = NULL;
     assert_int_equal(gf_kv_get(e.kv, "h", &ent), GF_ERR_NOT_FOUND);
@@ -278,12 +278,50 @@ static void test_kv_helpers(void **state)
     env_stop(&e);
 }
 
+/* gf_kv_put_if: the same outcomes as gf_kv_create / gf_kv_update, and a refusal's
+ * JetStream code: a bucket at its max_bytes (discard new) refuses with 10077. */
+static void test_kv_put_if(void **state)
+{
+    (void)state;
+    env e;
+    env_start(&e, "kvp", 5);
+    jsCtx *js = e.pt.js;
+    uint64_t r1 = 0, r2 = 0;
+    int code = -1;
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "a", 1, 0, &r1, &code), GF_OK);
+    assert_int_equal(code, 0);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "b", 1, 0, NULL, &code), GF_ERR_CONFLICT);
+    assert_int_equal(code, 0);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "b", 1, r1, &r2, NULL), GF_OK);
+    assert_true(r2 > r1);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "c", 1, r1, NULL, NULL), GF_ERR_CONFLICT);
+    assert_int_equal(gf_kv_delete_if(js, e.kv, "h", r2, NULL), GF_OK);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "d", 1, 0, &r1, NULL), GF_OK); /* over it */
+    kvEntry *ent = NULL;
+    assert_int_equal(gf_kv_get(e.kv, "h", &ent), GF_OK);
+    assert_int_equal(kvEntry_Revision(ent), r1);
+    kvEntry_Destroy(ent);
+
+    jsStreamInfo *si = NULL;
+    assert_int_equal(js_GetStreamInfo(&si, js, "KV_kvp", NULL, NULL), NATS_OK);
+    si->Config->MaxBytes = (int64_t)si->State.Bytes; /* exactly what it holds */
+    assert_int_equal(js_UpdateStream(NULL, js, si->Config, NULL, NULL), NATS_OK);
+    jsStreamInfo_Destroy(si);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "new", "x", 1, 0, NULL, &code), GF_ERR_NATS);
+    assert_int_equal(code, 10077);
+    assert_int_equal(gf_kv_put_if(js, e.kv, "h", "e", 1, r1, NULL, &code), GF_ERR_NATS);
+    assert_int_equal(code, 10077);
+    assert_int_equal(gf_kv_delete_if(js, e.kv, "h", r1, &code), GF_ERR_NATS);
+    assert_int_equal(code, 10077);
+    env_stop(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cas_pipelined),     cmocka_unit_test(test_cas_race_one_winner),
         cmocka_unit_test(test_cas_create_delete), cmocka_unit_test(test_cas_lost_ack_is_success),
-        cmocka_unit_test(test_kv_helpers),
+        cmocka_unit_test(test_kv_helpers),        cmocka_unit_test(test_kv_put_if),
     };
     return cmocka_run_group_tests(tests, th_group_setup, th_group_teardown);
 }

@@ -4,8 +4,9 @@
  * nats.c 3.4.1's kvStore_Update reports a lost compare-and-set only as NATS_ERR with
  * error text and no JetStream code. These wrappers turn a refusal whose expectation
  * no longer holds into GF_ERR_CONFLICT once, here (kv.c says how, without the text),
- * so callers can branch on it. For pipelined CAS with the code, see
- * gamefn/publish.h. Any other failure
+ * so callers can branch on it. gf_kv_put_if and gf_kv_delete_if publish themselves and
+ * also give the code of any other refusal (a full bucket). For pipelined CAS with the
+ * code, see gamefn/publish.h. Any other failure
  * (GF_ERR_TIMEOUT, GF_ERR_UNAVAILABLE) means the outcome is unknown: re-read the key.
  * The kvStore is borrowed; thread-safety is nats.c's (kvStore calls are thread-safe).
  */
@@ -33,7 +34,16 @@ gf_err gf_kv_create(kvStore *kv, const char *key, const void *data, size_t len, 
 gf_err gf_kv_update(kvStore *kv, const char *key, const void *data, size_t len, uint64_t last,
                     uint64_t *new_rev);
 
-/* Deletes only if the key's latest revision is `last` (a delete marker through CAS). */
-gf_err gf_kv_delete_if(jsCtx *js, kvStore *kv, const char *key, uint64_t last);
+/* Deletes only if the key's latest revision is `last` (a delete marker through CAS).
+ * *js_code (may be NULL) as for gf_kv_put_if. */
+gf_err gf_kv_delete_if(jsCtx *js, kvStore *kv, const char *key, uint64_t last, int *js_code);
+
+/* gf_kv_create (last 0) or gf_kv_update (last > 0) published through `js`, so that a
+ * refusal carries its JetStream code: *js_code (may be NULL) gets it when the result is
+ * GF_ERR_NATS (10077: the bucket is at its max_bytes or max_msgs, nothing stored; see
+ * gamefn/publish.h gf_publish_full), else 0. A create over a delete or purge marker is
+ * sent once more on the marker's revision, as nats.c's kvStore_Create does. */
+gf_err gf_kv_put_if(jsCtx *js, kvStore *kv, const char *key, const void *data, size_t len,
+                    uint64_t last, uint64_t *new_rev, int *js_code);
 
 #endif

@@ -12,7 +12,10 @@
 #ifndef GAMEFN_LOG_H
 #define GAMEFN_LOG_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum gf_log_level {
     GF_LOG_DEBUG = 0,
@@ -34,6 +37,11 @@ const char *gf_log_level_name(gf_log_level level);
 /* Writes one line if `level` is enabled. `fields` may be NULL. */
 void gf_log(gf_log_level level, const char *msg, const char *fields, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* Rate-bounds a repeated warning: true at most once per `every_ms` for one
+ * `*last_mono_ms` (monotonic ms of the last true, 0 = never, updated here), whichever
+ * thread asks. */
+bool gf_log_due(_Atomic int64_t *last_mono_ms, int64_t every_ms);
 
 /* Writes `s` into buf as a logfmt-quoted value ("..." with \" and \\ escaped,
  * control characters as \n, \t or \xNN). Truncates to fit; always NUL-terminates.

@@ -32,6 +32,13 @@ void gf_log_set_level(gf_log_level level)
     atomic_store_explicit(&log_level, (int)level, memory_order_relaxed);
 }
 
+bool gf_log_due(_Atomic int64_t *last_mono_ms, int64_t every_ms)
+{
+    int64_t now = gf_clock_mono_ms(), last = atomic_load(last_mono_ms);
+    return (last == 0 || now - last >= every_ms) &&
+           atomic_compare_exchange_strong(last_mono_ms, &last, now);
+}
+
 gf_log_level gf_log_get_level(void)
 {
     return (gf_log_level)atomic_load_explicit(&log_level, memory_order_relaxed);

@@ -116,7 +116,7 @@ gf_err gf_lease_release(gf_lease *l)
 {
     if (!l->held)
         return GF_OK;
-    gf_err err = gf_kv_delete_if(l->js, l->kv, l->key, l->revision);
+    gf_err err = gf_kv_delete_if(l->js, l->kv, l->key, l->revision, NULL);
     lost(l);
     return err;
 }
