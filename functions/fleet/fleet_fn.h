@@ -4,7 +4,8 @@
  *
  *   fleet_serve.c    register, heartbeat, deregister, keys (request/reply, queue "fleet")
  *   fleet_ids.c      one datacenter per server id: the "ids/<server_id>" index
- *   fleet_sweep.c    the tick: stale servers, broken keys, abandoned allocations, the warm pool;
+ *   fleet_sweep.c    the tick: stale servers, broken keys, abandoned allocations, orphaned
+ *                    ids/ indexes, the warm pool;
  *                    the demand subscription that feeds the forecast
  *   fleet_release.c  what a match's end or a server's removal does to the `players`
  *                    and `matches` buckets (through mmstore, the matchmaking seam)
@@ -103,6 +104,14 @@ gf_err fleet_ids_claim(fleet_state *st, const char *datacenter, const char *serv
 /* After the record <datacenter>.<server_id> was removed: deletes the index if it still
  * names `datacenter` (by compare-and-set: a register claiming it meanwhile keeps it). */
 void fleet_ids_release(fleet_state *st, const char *datacenter, const char *server_id);
+/* The sweep's: deletes the index key `key` ("ids/<server_id>") if it is orphaned — an
+ * index value whose datacenter holds no record of the id, claimed heartbeat_timeout or
+ * longer before `now` (the rule fleet_ids_claim takes one over by) — read from the
+ * bucket, deleted by compare-and-set on the revision read, logged once at info (a lost
+ * compare-and-set is GF_OK: a register claimed it again). Anything else (a live server's index, a
+ * young claim, a value that is no index) is left alone. A full bucket goes to fleet_full_note
+ * (GF_OK); errors are the store's (the next sweep tries again). */
+gf_err fleet_ids_remove_orphan(fleet_state *st, const char *key, int64_t now_unix_ms);
 
 /* A copy of what a removed or released allocation held, taken before the write. */
 typedef struct fleet_released {

@@ -14,7 +14,12 @@
  * datacenter rewrites the index (its claim time), so a release racing it loses its
  * compare-and-set instead of removing the claim of a record about to be written.
  * An index whose datacenter holds no record is taken over only once it is older than
- * heartbeat_timeout: until then its register may still be writing that record.
+ * heartbeat_timeout: until then its register may still be writing that record. Past
+ * that, the sweep removes it (fleet_ids_remove_orphan, by the same rule, judge_claim):
+ * a fleet killed between a record's delete and the index's release, or a register
+ * killed between its claim and its record, leaves one, and with servers that get a
+ * new id every boot nothing else would ever remove them. Its delete is a
+ * compare-and-set on the revision read, so a register that claimed it again wins.
  * Threads: any handler thread; nothing shared but the kvStore.
  */
 #include <stdio.h>
@@ -100,6 +105,32 @@ static gf_err record_exists(fleet_state *st, const char *dc, const char *server_
     return err;
 }
 
+/* What a claim `c` (read, an index value) of `server_id` is worth to anyone but its own
+ * datacenter: the one rule for a register taking it over and the sweep removing it. */
+typedef enum claim_state {
+    CLAIM_HELD,       /* its datacenter holds a record of the id */
+    CLAIM_HELD_STALE, /* ... a stale one (the sweep removes it, then releases the index) */
+    CLAIM_YOUNG,      /* no record, but claimed less than heartbeat_timeout ago: its
+                         register may still be writing it */
+    CLAIM_ABANDONED,  /* no record, claimed longer ago: orphaned */
+} claim_state;
+
+static gf_err judge_claim(fleet_state *st, const id_claim *c, const char *server_id, int64_t now,
+                          claim_state *out)
+{
+    bool exists = false, stale = false;
+    gf_err err = record_exists(st, c->datacenter, server_id, &exists, &stale);
+    if (err != GF_OK)
+        return err;
+    if (exists)
+        *out = stale ? CLAIM_HELD_STALE : CLAIM_HELD;
+    else if (now - c->claimed_unix_ms < st->cfg->heartbeat_timeout_ms)
+        *out = CLAIM_YOUNG;
+    else
+        *out = CLAIM_ABANDONED;
+    return GF_OK;
+}
+
 /* After a fresh claim at `rev`: the id must be under no other configured datacenter. */
 static gf_err check_others(fleet_state *st, const char *key, uint64_t rev, const char *dc,
                            const char *server_id, fleet_problem *p)
@@ -136,15 +167,16 @@ gf_err fleet_ids_claim(fleet_state *st, const char *dc, const char *server_id, i
         if (c.revision && c.ok && strcmp(c.datacenter, dc) == 0) {
             fresh = false; /* ours: refresh the claim */
         } else if (c.revision && c.ok) {
-            bool exists = false, stale = false;
-            err = record_exists(st, c.datacenter, server_id, &exists, &stale);
+            claim_state cs = CLAIM_ABANDONED;
+            err = judge_claim(st, &c, server_id, now, &cs);
             if (err != GF_OK)
                 return err;
-            if (exists)
+            if (cs == CLAIM_HELD || cs == CLAIM_HELD_STALE)
                 return refuse_id(p, server_id, c.datacenter,
-                                 stale ? "is registered (stale: removed by the sweep soon)"
-                                       : "is registered");
-            if (now - c.claimed_unix_ms < st->cfg->heartbeat_timeout_ms)
+                                 cs == CLAIM_HELD_STALE
+                                     ? "is registered (stale: removed by the sweep soon)"
+                                     : "is registered");
+            if (cs == CLAIM_YOUNG)
                 return refuse_id(p, server_id, c.datacenter, "is being registered");
         } /* else absent, or not an index value: claim it */
         err = write_claim(st, key, dc, now, c.revision, &rev, p);
@@ -168,4 +200,33 @@ void fleet_ids_release(fleet_state *st, const char *dc, const char *server_id)
     gf_err err = gf_kv_delete_if(st->js, st->fleet_kv, key, c.revision, NULL);
     if (err != GF_OK && err != GF_ERR_CONFLICT)
         gf_log_warn("server id index not released", "key=%s err=%s", key, gf_err_str(err));
+}
+
+gf_err fleet_ids_remove_orphan(fleet_state *st, const char *key, int64_t now)
+{
+    id_claim c;
+    claim_state cs = CLAIM_HELD;
+    int full = 0;
+    const char *server_id = key + sizeof FLEET_ID_PREFIX - 1;
+    if (!fleet_is_id_key(key))
+        return GF_ERR_INVALID;
+    gf_err err = read_claim(st, key, &c);
+    if (err != GF_OK || !c.revision || !c.ok)
+        return err; /* gone, or not an index value: left alone */
+    err = judge_claim(st, &c, server_id, now, &cs);
+    if (err != GF_OK || cs != CLAIM_ABANDONED)
+        return err;
+    err = fleet_store_delete(st->js, st->fleet_kv, key, c.revision, &full);
+    if (err == GF_ERR_CONFLICT)
+        return GF_OK; /* claimed again meanwhile (its register wins), or removed by another */
+    if (full) {
+        fleet_full_note(st, full, "removing an orphan server-id index", key);
+        return GF_OK; /* logged there; the next sweep tries again */
+    }
+    if (err != GF_OK)
+        return err;
+    fleet_mirror_note(st->mirror, key, c.revision + 1, NULL, 0);
+    gf_log_info("orphan server-id index removed", "key=%s datacenter=%s claimed_unix_ms=%lld", key,
+                c.datacenter, (long long)c.claimed_unix_ms);
+    return GF_OK;
 }

@@ -244,6 +244,14 @@ size_t fleet_mirror_broken_count(fleet_mirror *m)
     return n;
 }
 
+void fleet_mirror_orphan_ids(fleet_mirror *m, int64_t now_unix_ms, int64_t older_than_ms,
+                             void (*fn)(const fleet_id_entry *id, void *arg), void *arg)
+{
+    pthread_mutex_lock(&m->lock);
+    fleet_table_orphan_ids(m->table, now_unix_ms, older_than_ms, fn, arg);
+    pthread_mutex_unlock(&m->lock);
+}
+
 size_t fleet_mirror_count(fleet_mirror *m)
 {
     pthread_mutex_lock(&m->lock);

@@ -84,6 +84,9 @@ size_t fleet_mirror_count(fleet_mirror *m);
 void fleet_mirror_each_broken(fleet_mirror *m, void (*fn)(const fleet_broken *b, void *arg),
                               void *arg);
 size_t fleet_mirror_broken_count(fleet_mirror *m);
+/* The index keys that look orphaned (fleet_table_orphan_ids), under the lock. */
+void fleet_mirror_orphan_ids(fleet_mirror *m, int64_t now_unix_ms, int64_t older_than_ms,
+                             void (*fn)(const fleet_id_entry *id, void *arg), void *arg);
 
 /* Times the watcher was (re-)created; the first is 1. For tests and logs. */
 uint64_t fleet_mirror_syncs(fleet_mirror *m);

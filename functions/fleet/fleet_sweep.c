@@ -17,7 +17,14 @@
  *   3. abandoned allocations — ALLOCATED longer than allocation_grace with no commit
  *      record (the allocator died between taking the server and committing, and the
  *      match was never redelivered) — are aborted and the server freed;
- *   4. every scale_interval (in whole ticks, by the tick's sequence number, so replicas
+ *   4. orphaned server-id indexes (fleet_ids.c): an "ids/<server_id>" key claimed
+ *      heartbeat_timeout or longer ago whose datacenter holds no record of the id — left
+ *      by a fleet killed between a record's delete and the index's release, or by a
+ *      register killed between its claim and its record write — is deleted by CAS on the
+ *      revision read (fleet_ids_remove_orphan), at most ORPHANS_PER_TICK a tick. The
+ *      mirror holds the index keys (fleet_table.h), so finding them reads nothing; only
+ *      a key that looks orphaned there is read (with its record) from the bucket;
+ *   5. every scale_interval (in whole ticks, by the tick's sequence number, so replicas
  *      taking turns do not each publish), per datacenter, the warm pool (warm.h) is
  *      published as a FleetScaleRequest on gamefn.v1.fleet.scale.<datacenter>.
  *
@@ -39,7 +46,7 @@
 #include "gamefn/subjects.h"
 #include "gamefn/util.h"
 
-enum { STALE_KEPT_LOG_MS = 10000 };
+enum { STALE_KEPT_LOG_MS = 10000, ORPHANS_PER_TICK = 64 };
 
 typedef struct stale_item {
     char key[FLEET_KEY_MAX];
@@ -57,6 +64,11 @@ typedef struct late_item {
     char key[FLEET_KEY_MAX];
     char match_id[GF_WIRE_ID_MAX + 1];
 } late_item;
+
+typedef struct orphan_scan {
+    char keys[ORPHANS_PER_TICK][FLEET_KEY_MAX];
+    size_t n;
+} orphan_scan;
 
 typedef struct scan {
     int64_t now, grace_ms;
@@ -169,6 +181,28 @@ static void remove_stale(fleet_state *st, stale_item *it)
     gf_log_info("server removed: missed its heartbeats", "server=%s match=%s", it->key,
                 it->released.match_id[0] ? it->released.match_id : "-");
     fleet_removal_finish(st, it->key, it->released.match_id);
+}
+
+static void scan_orphan(const fleet_id_entry *id, void *arg)
+{
+    orphan_scan *o = arg;
+    if (o->n < ORPHANS_PER_TICK)
+        snprintf(o->keys[o->n++], sizeof o->keys[0], "%s", id->key);
+}
+
+/* Index keys the mirror shows orphaned, confirmed against the bucket one by one. */
+static void remove_orphans(fleet_state *st, int64_t now)
+{
+    orphan_scan o = {.n = 0};
+    fleet_mirror_orphan_ids(st->mirror, now, st->cfg->heartbeat_timeout_ms, scan_orphan, &o);
+    for (size_t i = 0; i < o.n; i++) {
+        gf_err err = fleet_ids_remove_orphan(st, o.keys[i], now);
+        if (err != GF_OK) { /* the store failing: the others would too; next tick */
+            gf_log_warn("orphan server-id index not removed yet", "key=%s err=%s", o.keys[i],
+                        gf_err_str(err));
+            return;
+        }
+    }
 }
 
 /* ---- abandoned allocations ----------------------------------------------------- */
@@ -362,6 +396,7 @@ gf_err fleet_on_tick(gf_fn *fn, const gf_tick *tick)
     }
     if (keep)
         remember_committed(st, keep, n_keep);
+    remove_orphans(st, s.now);
     free(s.stale);
     free(s.late);
     free(s.broken);

@@ -24,6 +24,8 @@ struct fleet_table {
     size_t n, cap;
     fleet_broken *broken;
     size_t n_broken, cap_broken;
+    fleet_id_entry *ids; /* sorted by key */
+    size_t n_ids, cap_ids;
     const fleet_config *dcs; /* borrowed; NULL = any datacenter */
     uint64_t generation;
     uint64_t version;
@@ -52,6 +54,7 @@ void fleet_table_free(fleet_table *t)
         entry_free(t->v[i]);
     free(t->v);
     free(t->broken);
+    free(t->ids);
     free(t);
 }
 
@@ -117,13 +120,26 @@ static bool unusable(const fleet_table *t, const char *key, const Gamefn__V1__Se
     return true;
 }
 
-/* Index of the first entry whose key is >= key. */
-static size_t lower_bound(const fleet_table *t, const char *key)
+/* ---- the server-id index ---------------------------------------------------------- */
+
+static const char *id_key_at(const fleet_table *t, size_t i)
 {
-    size_t lo = 0, hi = t->n;
+    return t->ids[i].key;
+}
+
+static const char *entry_key_at(const fleet_table *t, size_t i)
+{
+    return t->v[i]->key;
+}
+
+/* Index of the first of the n keys (key_at: sorted) that is >= key. */
+static size_t lower_bound(const fleet_table *t, size_t n,
+                          const char *(*key_at)(const fleet_table *t, size_t i), const char *key)
+{
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(t->v[mid]->key, key) < 0)
+        if (strcmp(key_at(t, mid), key) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -131,9 +147,60 @@ static size_t lower_bound(const fleet_table *t, const char *key)
     return lo;
 }
 
+static fleet_id_entry *find_id(const fleet_table *t, const char *key, size_t *at)
+{
+    size_t i = lower_bound(t, t->n_ids, id_key_at, key);
+    if (at)
+        *at = i;
+    return i < t->n_ids && strcmp(t->ids[i].key, key) == 0 ? &t->ids[i] : NULL;
+}
+
+static void drop_id(fleet_table *t, size_t at)
+{
+    memmove(t->ids + at, t->ids + at + 1, (t->n_ids - at - 1) * sizeof *t->ids);
+    t->n_ids--;
+}
+
+static gf_err put_id(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data, size_t len)
+{
+    size_t at = 0;
+    fleet_id_entry *old = find_id(t, key, &at);
+    if (old && old->revision > rev) {
+        old->generation = t->generation; /* a replay behind our own newer write */
+        return GF_OK;
+    }
+    fleet_id_entry e = {.revision = rev, .generation = t->generation};
+    if (strlen(key) >= sizeof e.key ||
+        !fleet_id_parse(data, len, e.datacenter, &e.claimed_unix_ms)) {
+        if (old) /* not an index value: not ours to judge, held no more */
+            drop_id(t, at);
+        return GF_OK;
+    }
+    snprintf(e.key, sizeof e.key, "%s", key);
+    if (old) {
+        *old = e;
+        return GF_OK;
+    }
+    fleet_id_entry *v = gf_grow(t->ids, &t->cap_ids, t->n_ids + 1, sizeof *v);
+    if (!v)
+        return GF_ERR_NOMEM;
+    t->ids = v;
+    memmove(t->ids + at + 1, t->ids + at, (t->n_ids - at) * sizeof *t->ids);
+    t->ids[at] = e;
+    t->n_ids++;
+    return GF_OK;
+}
+
+size_t fleet_table_id_count(const fleet_table *t)
+{
+    return t->n_ids;
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
 static fleet_entry *find(const fleet_table *t, const char *key, size_t *at)
 {
-    size_t i = lower_bound(t, key);
+    size_t i = lower_bound(t, t->n, entry_key_at, key);
     if (at)
         *at = i;
     return i < t->n && strcmp(t->v[i]->key, key) == 0 ? t->v[i] : NULL;
@@ -145,7 +212,7 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
     size_t at = 0;
     char why[GF_WIRE_TEXT_MAX];
     if (fleet_is_id_key(key))
-        return GF_OK; /* the server-id index: no server */
+        return put_id(t, key, rev, data, len); /* the server-id index: no server */
     fleet_entry *old = find(t, key, &at);
     fleet_broken *was_broken = find_broken(t, key);
     if ((old && old->revision > rev) || (was_broken && was_broken->revision > rev)) {
@@ -207,6 +274,12 @@ gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint
 void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev)
 {
     size_t at = 0;
+    if (fleet_is_id_key(key)) {
+        fleet_id_entry *id = find_id(t, key, &at);
+        if (id && id->revision <= rev)
+            drop_id(t, at);
+        return;
+    }
     fleet_broken *b = find_broken(t, key);
     if (b && b->revision <= rev)
         drop_broken(t, b);
@@ -250,6 +323,14 @@ size_t fleet_table_resync_end(fleet_table *t)
             dropped++;
         }
     }
+    kept = 0;
+    for (size_t i = 0; i < t->n_ids; i++) {
+        if (t->ids[i].generation == t->generation)
+            t->ids[kept++] = t->ids[i];
+        else
+            dropped++;
+    }
+    t->n_ids = kept;
     return dropped;
 }
 
@@ -295,7 +376,7 @@ static void dc_range(const fleet_table *t, const char *datacenter, size_t *first
     }
     char prefix[FLEET_KEY_MAX];
     size_t plen = (size_t)snprintf(prefix, sizeof prefix, "%s.", datacenter);
-    size_t i = lower_bound(t, prefix);
+    size_t i = lower_bound(t, t->n, entry_key_at, prefix);
     *first = i;
     while (i < t->n && strncmp(t->v[i]->key, prefix, plen) == 0)
         i++;
@@ -377,5 +458,20 @@ void fleet_candidates_free(fleet_candidate *c, size_t n)
     for (size_t i = 0; c && i < n; i++) {
         gamefn__v1__server_record__free_unpacked(c[i].rec, NULL);
         c[i].rec = NULL;
+    }
+}
+
+void fleet_table_orphan_ids(const fleet_table *t, int64_t now_unix_ms, int64_t older_than_ms,
+                            void (*fn)(const fleet_id_entry *id, void *arg), void *arg)
+{
+    char rec_key[FLEET_KEY_MAX];
+    for (size_t i = 0; i < t->n_ids; i++) {
+        const fleet_id_entry *id = &t->ids[i];
+        if (now_unix_ms - id->claimed_unix_ms < older_than_ms)
+            continue;
+        if (fleet_key(id->datacenter, id->key + sizeof FLEET_ID_PREFIX - 1, rec_key) &&
+            (find(t, rec_key, NULL) || find_broken(t, rec_key)))
+            continue; /* its record is there (valid or not) */
+        fn(id, arg);
     }
 }

@@ -14,8 +14,13 @@
  * or names a datacenter the table was not told of (fleet_table_set_datacenters) — is no
  * entry: nothing reads it, so no allocator can take it. It is kept aside as a
  * fleet_broken (key, revision, why, since when) for the fleet's sweep, which removes it
- * once it has been broken and unchanged for the heartbeat timeout. The server-id index
- * keys (FLEET_ID_PREFIX, fleet_record.h) share the bucket and are ignored here.
+ * once it has been broken and unchanged for the heartbeat timeout.
+ *
+ * The server-id index keys (FLEET_ID_PREFIX, fleet_record.h) share the bucket: they are
+ * no entries (no candidate, not counted, not in fleet_table_each), but each one whose
+ * value parses (fleet_id_parse) is held as a fleet_id_entry, so the fleet's sweep finds
+ * an index whose record is gone without reading the bucket (fleet_table_orphan_ids). A
+ * value that does not parse is not held. About 80 bytes a server.
  *
  * Allocation order: among a datacenter's FREE, fresh servers with room, the most
  * recently freed first (so long-idle servers are the ones the warm pool hibernates),
@@ -66,6 +71,15 @@ typedef struct fleet_broken {
     uint64_t generation; /* last resync that saw it */
 } fleet_broken;
 
+/* An index key "ids/<server_id>" as the table holds it. */
+typedef struct fleet_id_entry {
+    char key[FLEET_KEY_MAX];
+    uint64_t revision;
+    char datacenter[GF_WIRE_NAME_MAX + 1];
+    int64_t claimed_unix_ms;
+    uint64_t generation; /* last resync that saw it */
+} fleet_id_entry;
+
 gf_err fleet_table_new(fleet_table **out);
 void fleet_table_free(fleet_table *t); /* NULL is fine */
 
@@ -78,7 +92,7 @@ void fleet_table_set_datacenters(fleet_table *t, const fleet_config *cfg);
  * now_unix_ms, or from when this revision was first seen. Index keys: GF_OK, ignored. */
 gf_err fleet_table_put(fleet_table *t, const char *key, uint64_t rev, const uint8_t *data,
                        size_t len, int64_t now_unix_ms);
-/* A delete (or purge) of `key` at `rev`: the entry or broken key goes. */
+/* A delete (or purge) of `key` at `rev`: the entry, broken key or index key goes. */
 void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev);
 
 /* A compare-and-set on `key` at `rev` lost its race: until the newer revision arrives,
@@ -87,7 +101,7 @@ void fleet_table_delete(fleet_table *t, const char *key, uint64_t rev);
 void fleet_table_superseded(fleet_table *t, const char *key, uint64_t rev);
 
 void fleet_table_resync_begin(fleet_table *t);
-/* Returns how many keys (entries and broken keys) were dropped. */
+/* Returns how many keys (entries, broken and index keys) were dropped. */
 size_t fleet_table_resync_end(fleet_table *t);
 
 size_t fleet_table_count(const fleet_table *t); /* entries, broken keys not counted */
@@ -118,5 +132,12 @@ size_t fleet_table_candidates(const fleet_table *t, const char *datacenter, size
 bool fleet_table_find_match(const fleet_table *t, const char *match_id, fleet_candidate *out);
 
 void fleet_candidates_free(fleet_candidate *c, size_t n);
+
+size_t fleet_table_id_count(const fleet_table *t); /* index keys held */
+/* Calls fn for every index key claimed at least older_than_ms before now_unix_ms whose
+ * record "<datacenter>.<server_id>" the table holds neither as an entry nor as broken:
+ * maybe orphaned, to be confirmed against the bucket (the table may lag it). */
+void fleet_table_orphan_ids(const fleet_table *t, int64_t now_unix_ms, int64_t older_than_ms,
+                            void (*fn)(const fleet_id_entry *id, void *arg), void *arg);
 
 #endif

@@ -13,9 +13,9 @@
  *  - the removal of a server that died mid-game (the stale sweep, or its deregister sent
  *    as it went), killed after the match was decided, after the players were released, or
  *    after the record was deleted: the next sweep (or the deregister's retry) finishes it,
- *    the record and its ids/<server_id> index are gone (the index stays when the kill fell
- *    between the two deletes, and does not stop the id from registering elsewhere), the
- *    players queue again and are matched on the other server;
+ *    the record and its ids/<server_id> index are gone (when the kill fell between the two
+ *    deletes, the index is left behind and the sweep of the next replica removes it as an
+ *    orphan, once), the players queue again and are matched on the other server;
  *  - the removal of a server allocated to a match not yet committed (the allocator paused
  *    between taking the server and committing): the match ends ABORTED, never committed
  *    on the dead server, its tickets return to the pool and are matched on the other one;
@@ -214,10 +214,10 @@ static void deregister(crash_env *c, const char *dc, const char *id, bool ok_onl
     assert_true(err == GF_OK || (!ok_only && err == GF_ERR_NOT_FOUND));
 }
 
-/* Polls until the record of server `id` is gone and, unless index_may_stay, its ids/<id>
- * index too (a fleet killed between the two deletes leaves the index: PROTOCOL §8). Either
- * way the id then registers at once in another datacenter (and is deregistered again). */
-static void server_gone(crash_env *c, const char *id, bool index_may_stay)
+/* Polls until the record of server `id` is gone and its ids/<id> index too (a fleet killed
+ * between the two deletes leaves the index; the sweep removes it: PROTOCOL §8). The id
+ * then registers at once in another datacenter (and is deregistered again). */
+static void server_gone(crash_env *c, const char *id)
 {
     char index[96];
     snprintf(index, sizeof index, "ids/%s", id);
@@ -229,7 +229,7 @@ static void server_gone(crash_env *c, const char *id, bool index_may_stay)
         kvEntry_Destroy(en);
         if (r)
             gamefn__v1__server_record__free_unpacked(r, NULL);
-        if (!r && (!indexed || index_may_stay))
+        if (!r && !indexed)
             break;
         if (gf_clock_mono_ms() > until)
             fail_msg("server %s: record %s, index %s %d ms after the crash", id,
@@ -299,7 +299,9 @@ static void removal_killed_at(const char *step, removal how)
     if (how == BY_DEREGISTER)
         deregister(&c, "eu", server, false);
     players_released(&c, "pa", "pb");
-    server_gone(&c, server, strcmp(step, "removed") == 0);
+    server_gone(&c, server);
+    if (strcmp(step, "removed") == 0) /* the index the killed fleet left: the sweep's */
+        assert_int_equal(fleet_log_count(&c.p[0], "orphan server-id index removed"), 1);
     assert_int_equal(fleet_outcome_state(&c.e, match), COMMITTED); /* the game was lost */
     no_server_holds(&c, match);
     play_again(&c, "pa", "pb", match);
@@ -372,7 +374,7 @@ static void sweep_of_an_uncommitted_match_killed_once_decided(void **state)
     assert_int_equal(gf_gamesim_kill(c.sim, server), GF_OK);
     kill_paused_fleet(&c, "decided");
     assert_int_equal(fleet_outcome_state(&c.e, match), ABORTED);
-    server_gone(&c, server, false);
+    server_gone(&c, server);
     both_assigned(&c, id, again, on); /* the same tickets, returned and matched again */
     assert_string_not_equal(again, match);
     assert_string_not_equal(on, server);

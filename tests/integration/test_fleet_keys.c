@@ -8,6 +8,9 @@
  *     there just short of heartbeat_timeout, and are removed soon after it, each once
  *     (one "broken fleet key removed" line over both replicas); a broken key made a
  *     valid record meanwhile is kept;
+ *   - server-id indexes (ids/<server_id>) whose datacenter holds no record of the id are
+ *     removed by the sweep once claimed heartbeat_timeout ago (not before), each once over
+ *     both replicas; the index of a live server and a value that is no index are kept;
  *   - a register of a server id that has a record in another datacenter is refused
  *     (FAILED_PRECONDITION naming server_id) and creates nothing; it is allowed again
  *     once that record is deregistered or swept; registers of one id in two
@@ -66,6 +69,14 @@ static bool key_exists(fleet_env *e, const char *key)
     bool found = gf_kv_get(e->fleet, key, &en) == GF_OK;
     kvEntry_Destroy(en);
     return found;
+}
+
+/* A fleet bucket and two fleet replicas (f1, f2) on a fresh nats-server. */
+static void two_fleets(fleet_env *e, gf_proc *f1, gf_proc *f2)
+{
+    fleet_env_start(e, NULL);
+    fleet_env_spawn(e, f1, FLEET_BIN, "fleet", "f1", NULL);
+    fleet_env_spawn(e, f2, FLEET_BIN, "fleet", "f2", NULL);
 }
 
 static size_t removed_lines(gf_proc *f1, gf_proc *f2, const char *text)
@@ -148,6 +159,87 @@ static void broken_keys_swept(void **state)
     fleet_env_free(&e);
 }
 
+/* ---- orphaned server-id indexes ---------------------------------------------------- */
+
+static uint64_t put_claim(fleet_env *e, const char *id, const char *dc, int64_t claimed_unix_ms)
+{
+    char key[96], value[96];
+    snprintf(key, sizeof key, "ids/%s", id);
+    int n = snprintf(value, sizeof value, "%lld %s", (long long)claimed_unix_ms, dc);
+    return put_raw(e, key, value, (size_t)n);
+}
+
+static uint64_t key_revision(fleet_env *e, const char *key)
+{
+    kvEntry *en = NULL;
+    uint64_t rev = gf_kv_get(e->fleet, key, &en) == GF_OK ? kvEntry_Revision(en) : 0;
+    kvEntry_Destroy(en);
+    return rev;
+}
+
+/* Sleeps 100 ms, heartbeating gs-live (eu) every third call. */
+static void live_tick(fleet_env *e, int *calls)
+{
+    if ((*calls)++ % 3 == 0)
+        assert_int_equal(fleet_heartbeat(e, "eu", "gs-live", NULL), GF_OK);
+    gf_clock_sleep_ms(100);
+}
+
+static void orphan_indexes_swept(void **state)
+{
+    (void)state;
+    fleet_env e;
+    gf_proc f1 = {0}, f2 = {0};
+    two_fleets(&e, &f1, &f2);
+
+    /* A live server (claimed long ago: its record is what keeps its index), an index left
+     * by a register that died before its record (young, then old), one left long ago, and
+     * a value that is no index. */
+    fleet_register(&e, "eu", "gs-live");
+    uint64_t live = key_revision(&e, "ids/gs-live");
+    assert_true(live > 0);
+    int64_t t0 = gf_clock_mono_ms();
+    put_claim(&e, "gs-young", "eu", gf_clock_unix_ms());
+    put_claim(&e, "gs-old", "us", gf_clock_unix_ms() - 10 * TIMEOUT);
+    put_raw(&e, "ids/gs-junk", "not an index", 12);
+
+    /* Old: gone within a few sweeps; young: kept just short of the timeout. The live
+     * server heartbeats throughout. */
+    int calls = 0;
+    for (int waited = 0; key_exists(&e, "ids/gs-old"); waited += 100) {
+        if (waited > 5000)
+            fail_msg("orphan index ids/gs-old still in the fleet bucket");
+        live_tick(&e, &calls);
+    }
+    while (gf_clock_mono_ms() < t0 + TIMEOUT - 300)
+        live_tick(&e, &calls);
+    assert_true(key_exists(&e, "ids/gs-young"));
+    /* After it: gone within a few sweeps. */
+    for (int waited = 0; key_exists(&e, "ids/gs-young"); waited += 100) {
+        if (waited > 5000)
+            fail_msg("orphan index ids/gs-young still in the fleet bucket");
+        live_tick(&e, &calls);
+    }
+    assert_true(gf_clock_mono_ms() - t0 >= TIMEOUT);
+
+    /* Several sweeps more: the live index and the junk are never touched. */
+    for (int waited = 0; waited < 4000; waited += 100) {
+        live_tick(&e, &calls);
+        assert_int_equal(key_revision(&e, "ids/gs-live"), live);
+    }
+    assert_true(key_exists(&e, "ids/gs-junk"));
+    assert_int_equal(removed_lines(&f1, &f2, "orphan server-id index removed"), 2);
+    assert_int_equal(removed_lines(&f1, &f2, "orphan server-id index not removed"), 0);
+    assert_true(removed_lines(&f1, &f2, "key=ids/gs-old datacenter=us") == 1);
+
+    /* The id of an index removed is free again, anywhere. */
+    fleet_register(&e, "us", "gs-young");
+
+    assert_true(gf_fnenv_stop(&f2, 15000));
+    assert_true(gf_fnenv_stop(&f1, 15000));
+    fleet_env_free(&e);
+}
+
 /* ---- one id, one datacenter ------------------------------------------------------ */
 
 static int try_register(fleet_env *e, const char *dc, const char *id, int *code, char field[64])
@@ -205,9 +297,7 @@ static void server_id_unique(void **state)
     (void)state;
     fleet_env e;
     gf_proc f1 = {0}, f2 = {0};
-    fleet_env_start(&e, NULL);
-    fleet_env_spawn(&e, &f1, FLEET_BIN, "fleet", "f1", NULL);
-    fleet_env_spawn(&e, &f2, FLEET_BIN, "fleet", "f2", NULL);
+    two_fleets(&e, &f1, &f2);
 
     /* gs-1 in eu: refused in us; a register again in eu is fine. */
     fleet_register(&e, "eu", "gs-1");
@@ -269,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(broken_keys_swept),
         cmocka_unit_test(server_id_unique),
+        cmocka_unit_test(orphan_indexes_swept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -254,7 +254,7 @@ static void broken_keys_held_apart(void **state)
     len = record(buf, "zz", "a", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, 1, now + 10000, 10,
                  NULL);
     assert_int_equal(fleet_table_put(t, "zz.a", 5, buf, len, now), GF_ERR_INVALID);
-    /* The id index shares the bucket: neither an entry nor broken. */
+    /* The id index shares the bucket: neither an entry nor broken (held apart). */
     assert_int_equal(fleet_table_put(t, "ids/a", 6, (const uint8_t *)"1 eu", 4, now), GF_OK);
     assert_int_equal(fleet_table_count(t), 0);
     assert_int_equal(fleet_table_broken_count(t), 5);
@@ -295,10 +295,90 @@ static void broken_keys_held_apart(void **state)
     /* A resync drops what it did not see. */
     fleet_table_resync_begin(t);
     assert_int_equal(fleet_table_put(t, "eu.k", 3, buf, len, now), GF_ERR_INVALID);
-    assert_int_equal(fleet_table_resync_end(t), 3);
+    assert_int_equal(fleet_table_resync_end(t), 4); /* 3 broken keys and ids/a */
     fleet_table_broken_each(t, broken_count, &n);
     assert_int_equal(n, 1);
     assert_non_null(fleet_table_broken_get(t, "eu.k"));
+    fleet_table_free(t);
+}
+
+/* ---- the server-id index ---- */
+
+typedef struct orphans {
+    char keys[8][FLEET_KEY_MAX];
+    size_t n;
+} orphans;
+
+static void orphan_seen(const fleet_id_entry *id, void *arg)
+{
+    orphans *o = arg;
+    assert_true(o->n < 8);
+    snprintf(o->keys[o->n++], FLEET_KEY_MAX, "%s", id->key);
+}
+
+static orphans orphan_ids(fleet_table *t, int64_t at)
+{
+    orphans o = {.n = 0};
+    fleet_table_orphan_ids(t, at, 1500, orphan_seen, &o);
+    return o;
+}
+
+static void put_id(fleet_table *t, const char *key, uint64_t rev, const char *value)
+{
+    assert_int_equal(fleet_table_put(t, key, rev, (const uint8_t *)value, strlen(value), now),
+                     GF_OK);
+}
+
+static void index_keys_held_apart(void **state)
+{
+    (void)state;
+    fleet_table *t = NULL;
+    uint8_t buf[512];
+    assert_int_equal(fleet_table_new(&t), GF_OK);
+    put(t, "eu", "live", 1, now);
+    put_id(t, "ids/live", 2, "1 eu");       /* its record is there */
+    put_id(t, "ids/gone", 3, "1 eu");       /* old, no record: orphan */
+    put_id(t, "ids/young", 4, "999000 us"); /* no record, claimed 1 s before now */
+    put_id(t, "ids/junk", 5, "not an index");
+    size_t len = record(buf, "eu", "bad", GAMEFN__V1__SERVER_STATE__SERVER_STATE_FREE, now,
+                        now + 10000, 10, "m-x"); /* invalid (FREE with a match): broken */
+    assert_int_equal(fleet_table_put(t, "eu.bad", 6, buf, len, now), GF_ERR_INVALID);
+    put_id(t, "ids/bad", 7, "1 eu"); /* its record is there, if broken */
+    assert_int_equal(fleet_table_count(t), 1);
+    assert_int_equal(fleet_table_id_count(t), 4); /* the junk is not held */
+
+    orphans o = orphan_ids(t, now);
+    assert_int_equal(o.n, 1);
+    assert_string_equal(o.keys[0], "ids/gone");
+    o = orphan_ids(t, now + 600); /* the young one is 1.6 s old now */
+    assert_int_equal(o.n, 2);
+    assert_string_equal(o.keys[0], "ids/gone");
+    assert_string_equal(o.keys[1], "ids/young");
+
+    /* A register rewrote it (claimed now): young again. An older revision is ignored. */
+    put_id(t, "ids/gone", 9, "1000000 eu");
+    put_id(t, "ids/gone", 8, "1 eu");
+    o = orphan_ids(t, now + 600);
+    assert_int_equal(o.n, 1);
+    assert_string_equal(o.keys[0], "ids/young");
+    /* Deleted (an older delete is ignored); made junk: no longer held. */
+    fleet_table_delete(t, "ids/young", 3);
+    assert_int_equal(fleet_table_id_count(t), 4);
+    fleet_table_delete(t, "ids/young", 10);
+    put_id(t, "ids/gone", 11, "garbage");
+    assert_int_equal(fleet_table_id_count(t), 2);
+    assert_int_equal(orphan_ids(t, now + 600).n, 0);
+    /* The live record deleted: its index is an orphan. */
+    fleet_table_delete(t, "eu.live", 12);
+    o = orphan_ids(t, now);
+    assert_int_equal(o.n, 1);
+    assert_string_equal(o.keys[0], "ids/live");
+
+    /* A resync drops what it did not mention. */
+    fleet_table_resync_begin(t);
+    put_id(t, "ids/live", 2, "1 eu");
+    assert_int_equal(fleet_table_resync_end(t), 2); /* ids/bad and eu.bad */
+    assert_int_equal(fleet_table_id_count(t), 1);
     fleet_table_free(t);
 }
 
@@ -338,7 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(revisions_and_ranges), cmocka_unit_test(candidates_order_and_filters),
         cmocka_unit_test(resync_drops_unseen),  cmocka_unit_test(broken_keys_held_apart),
-        cmocka_unit_test(key_and_id_helpers),
+        cmocka_unit_test(key_and_id_helpers),   cmocka_unit_test(index_keys_held_apart),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
