@@ -144,8 +144,9 @@ static void held_messages_are_kept_in_progress_past_a_backoff_ack_wait(void **st
 }
 
 /* Fault 2 as reported: ten 1 s jobs, max_deliver 3, the worker SIGKILLed 1.6 s after each
- * of three starts. Every delivery the server made must have started a handler: the
- * deliveries each job's handlers saw are exactly 1..k, with no gap. */
+ * of three starts. Every delivery the server made must have started a handler — the
+ * deliveries each job's handlers saw are exactly 1..k, with no gap — but for the one a
+ * kill may take in flight (below). */
 static void a_killed_worker_burns_only_deliveries_it_started(void **state)
 {
     gf_fnenv env;
@@ -178,12 +179,23 @@ static void a_killed_worker_burns_only_deliveries_it_started(void **state)
     assert_true(gf_fnenv_wait_ready(&env, &last, "test-worker", "last", 10000));
     assert_true(gf_fnenv_eventually(gf_fnenv_jobs_settled, &env, NULL, 30000));
     read_counts(&env, &c);
+    /* One delivery may be burned by a kill itself: a SIGKILL that lands between a
+     * message's arrival and its handler's start record (one synchronous publish, a few ms)
+     * takes the delivery with it. It happened once in CI under ASan, where the fixed 1.6 s
+     * schedule met a redelivery's arrival. A worker that fetched ahead of its free handlers
+     * burns every message it holds at each kill: here the six jobs beyond the first
+     * four at once. So more than one burned delivery is the defect this test is for. */
+    int burned = 0;
     for (int i = 0; i < JOBS; i++) {
         unsigned want = ((1u << (c.max_delivery[i] + 1)) - 1) & ~1u; /* deliveries 1..k */
-        if (c.start_mask[i] != want)
-            fail_msg("job j%d: handlers started on deliveries mask 0x%x, want 0x%x: a delivery "
-                     "was used up without its handler starting",
-                     i, c.start_mask[i], want);
+        unsigned missing = want & ~c.start_mask[i];
+        for (; missing; missing &= missing - 1)
+            burned++;
+        if ((c.start_mask[i] & ~want) != 0 || burned > 1)
+            fail_msg("job j%d: handlers started on deliveries mask 0x%x, want 0x%x (%d burned "
+                     "so far, 1 allowed): deliveries were used up without their handlers "
+                     "starting",
+                     i, c.start_mask[i], want, burned);
         /* Not completed is only allowed for a job that reached max_deliver with its
          * handler started on every delivery (killed three times while running). */
         if (c.completions[i] == 0 && c.max_delivery[i] < 3)
