@@ -347,7 +347,11 @@ static void warm_pool_follows_match_rate(void **state)
         gf_gamesim_stats_get(sim, &st);
     } while (st.free < 12 && gf_clock_mono_ms() < until);
     assert_true(st.free >= 12);
-    assert_int_equal(st.woken, 4);
+    /* The four hibernated servers were woken (the adapter wakes before it starts new
+     * ones). More wakes are the warm pool following its forecast: under TSan in CI the
+     * demand loop ran slowly enough for the target to dip, idle servers to be hibernated
+     * and woken again (7 wakes). */
+    assert_true(st.woken >= 4);
     assert_true(st.started >= 7);
 
     /* Demand stops: the short window forgets in 2 s, the whole window in 6 s; then
