@@ -29,7 +29,8 @@ void cli_result_free(cli_result *r);
  * the output; frees r. */
 void cli_expect(cli_result *r, int code, const char *text);
 
-/* The output parsed as one JSON value (fails the test if it is not). */
+/* The JSON value that starts at the output's first line opening one ('{' or '['), after
+ * any stderr lines such as progress (fails the test if it does not parse). */
 json_t *cli_json(const cli_result *r);
 /* The first line of the output that starts with '{' or '[' parsed as JSON (a command's
  * one-line --json answer among stderr lines); fails the test if there is none. */

@@ -38,9 +38,11 @@
 #define ST(x) GAMEFN__V1__TICKET_STATE__TICKET_STATE_##x
 #define E(x)  GAMEFN__V1__ERROR_CODE__ERROR_CODE_##x
 
-/* pending_grace of this config (short, so the waits are), and the client's request
- * timeout: what the client waits for the create that is never answered. */
-enum { GRACE_MS = 3000, CLIENT_TIMEOUT_MS = 1000 };
+/* pending_grace of this config (short, so the waits are, yet long enough for a SIGKILL
+ * and a new intake's start to fit inside it: 3 s did not, under ASan on a loaded CI
+ * machine, where the record was 2.8–4.3 s old by the first create), and the client's
+ * request timeout: what the client waits for the create that is never answered. */
+enum { GRACE_MS = 6000, CLIENT_TIMEOUT_MS = 1000 };
 
 typedef struct fixture {
     gf_fnenv env;
@@ -53,7 +55,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     assert_non_null(f);
     *state = f;
-    const mm_env_opts o = {.intake = "    pending_grace: 3s\n",
+    const mm_env_opts o = {.intake = "    pending_grace: 6s\n",
                            .queues = "        - {name: trio, mode: hybrid, shape: 3v3}\n"};
     assert_int_equal(mm_env_start_opts(&f->env, &o), 0);
     cli_result r = cli_run(&f->env, NULL, "provision", NULL);
