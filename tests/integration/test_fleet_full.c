@@ -11,7 +11,7 @@
  *    nothing; the allocator cannot take a server, logs that (rate-bounded) and at the
  *    match's deadline returns its tickets to QUEUED (NO_SERVER, queue time kept); no
  *    ticket is ASSIGNED. With room again the tickets are assigned.
- *  - a bucket that refuses every write (history 64: keys below their history limit; as
+ *  - a bucket that refuses every write (keys far below their history limit; as
  *    an account at its JetStream limit, 10002): heartbeats, deregisters and game overs are
  *    RESOURCE_EXHAUSTED and change nothing; a server whose heartbeats were refused is not
  *    removed as stale, then or in the heartbeat_timeout after there is room again.
@@ -40,7 +40,13 @@
 #define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 #define NO_SERVER GAMEFN__V1__TICKET_REASON__TICKET_REASON_NO_SERVER
 #define EXHAUSTED GAMEFN__V1__ERROR_CODE__ERROR_CODE_RESOURCE_EXHAUSTED
-#define ALLOCATED GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED
+
+/* Messages per subject far above any key's revisions in a test. It was 64, the most a KV
+ * bucket's history can be: a slow run (ASan on a loaded machine) let a simulated server's
+ * key reach 64 revisions, so its next heartbeat dropped its oldest revision, and a smaller
+ * new record left room for a write the test expected refused. */
+#define EVERY_WRITE_REFUSED 1000000
+#define ALLOCATED           GAMEFN__V1__SERVER_STATE__SERVER_STATE_ALLOCATED
 
 enum { SIMS = 2 };
 
@@ -65,7 +71,8 @@ static void service_stop(fleet_env *e, gf_proc p[FLEET_SERVICE_N], gf_gamesim *s
 }
 
 /* KV_fleet at exactly the bytes it holds (full) or unlimited. history > 0 sets the
- * bucket's history first (64: every write refused while the keys are below it). */
+ * stream's messages per subject first (EVERY_WRITE_REFUSED: every write refused while
+ * the keys are below it). */
 static void fleet_full(fleet_env *e, bool full, int history)
 {
     if (history > 0) {
@@ -227,7 +234,7 @@ static void full_heartbeats_keep_servers(void **state)
     assert_true(on[0]);
     assert_int_equal(heartbeat(&e, "gs-t", NULL), 0);
 
-    fleet_full(&e, true, 64);
+    fleet_full(&e, true, EVERY_WRITE_REFUSED);
     int64_t stale_ms = 0;
     uint64_t rev = record_revision(&e, "gs-t", &stale_ms);
     assert_int_equal(heartbeat(&e, "gs-t", NULL), EXHAUSTED);
