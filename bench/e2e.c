@@ -72,7 +72,8 @@ typedef struct e2e_opts {
     int verify_every;  /* the simulated servers verify the tokens of one match in this many */
     int64_t play_ms;
     const char *queue, *config;
-    const char *flush; /* nats.flush of the functions */
+    const char *flush;             /* nats.flush of the functions */
+    const char *heartbeat_timeout; /* functions.fleet.heartbeat_timeout (interval 5 s) */
     bool json, keep;
 } e2e_opts;
 
@@ -112,6 +113,9 @@ static void usage(FILE *f)
            "  --raw-seconds S  length of the raw publish baseline (3)\n"
            "  --max-in-flight N runtime.max_in_flight: matches an allocator works on at once (16)\n"
            "  --flush MODE     nats.flush of the functions: immediate (default) or batched\n"
+           "  --heartbeat-timeout D  functions.fleet.heartbeat_timeout; the interval is 5s\n"
+           "                   (25s: the shipped ratio, an unchanged record rewritten every\n"
+           "                   10 s; 15s: every heartbeat writes, as before that refresh)\n"
            "  --keep           keep the run's directory (logs, config)\n"
            "  --json           one JSON object as the last line of stdout\n");
 }
@@ -133,7 +137,8 @@ static int parse(int argc, char **argv, e2e_opts *o)
                     .max_in_flight = 16,
                     .verify_every = 1,
                     .config = "config/gamefn.yaml",
-                    .flush = "immediate"};
+                    .flush = "immediate",
+                    .heartbeat_timeout = "25s"};
     const gf_bench_opt opts[] = {
         GF_BENCH_OPT("seconds", &o->seconds, 1e-3, 1e6),
         GF_BENCH_OPT("rate", &o->rate, 0, 1e9),
@@ -153,6 +158,7 @@ static int parse(int argc, char **argv, e2e_opts *o)
         GF_BENCH_OPT("max-in-flight", &o->max_in_flight, 1, 1024),
         GF_BENCH_OPT("verify-every", &o->verify_every, 1, 1 << 20),
         GF_BENCH_CHOICE_OPT("flush", &o->flush, gf_bench_flush_modes),
+        GF_BENCH_OPT("heartbeat-timeout", &o->heartbeat_timeout, 0, 0),
         GF_BENCH_FLAG_OPT("keep", &o->keep),
         GF_BENCH_FLAG_OPT("json", &o->json),
     };
@@ -256,6 +262,9 @@ static int stack_up(stack *s, const e2e_opts *o)
                            .backoff = "[5s, 15s, 30s]",
                            .deadline = "1500ms",
                            .heartbeat = "5s", /* 1000 servers: 200 heartbeats/s */
+                           /* Five intervals, as config/gamefn.yaml: a heartbeat that
+                            * changes nothing writes every 10 s (fleet_config_refresh_ms) */
+                           .heartbeat_timeout = o->heartbeat_timeout,
                            .functions_extra = extra,
                            .fleet_extra = "    warmup: 2s\n    forecast_short: 5s\n"
                                           "    hibernate_after: 10m\n",
@@ -331,7 +340,8 @@ static void stack_down(stack *s, bool keep)
 
 typedef struct server_counts {
     long long in_msgs;
-    long long writes; /* the service's streams' last sequences: every stored write */
+    long long writes;       /* the service's streams' last sequences: every stored write */
+    long long fleet_writes; /* KV_fleet's alone: heartbeats, allocations, game overs */
     long long mirrored;
     long long matches;
     gf_bench_conn_msgs conns; /* whose messages they were */
@@ -351,6 +361,7 @@ static void count_server(stack *s, server_counts *c)
     gf_bench_conn_msgs_read(s->srv, &c->conns);
     static const char *const matches[] = {"MATCHES"};
     c->writes = gf_bench_last_seq(s->js, streams, sizeof streams / sizeof streams[0]);
+    c->fleet_writes = gf_bench_last_seq(s->js, &streams[3], 1);
     c->mirrored = gf_bench_last_seq(s->js, mirrors, sizeof mirrors / sizeof mirrors[0]);
     c->matches = gf_bench_last_seq(s->js, matches, 1);
 }
@@ -509,6 +520,8 @@ typedef struct figures {
     double p50_match, p99_match;   /* submit -> CLAIMED push: the wait for a match */
     double p50_create, p99_create; /* ticket.create request -> reply */
     double writes_per_ticket, mirrored_per_ticket, in_msgs_per_ticket;
+    double fleet_writes_per_ticket, fleet_writes_per_s; /* KV_fleet; per s of run and drain */
+    double heartbeats_per_s; /* the simulated servers' heartbeats (game overs included) */
     long long matches, conflicts;
     double conflicts_per_match;
     double raw, limit_ratio;
@@ -593,6 +606,10 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     printf("  JetStream writes     %.2f per assigned ticket (+ %.2f mirrored to the audit); "
            "server in_msgs %.2f per ticket\n",
            f->writes_per_ticket, f->mirrored_per_ticket, f->in_msgs_per_ticket);
+    printf("  fleet bucket         %.2f writes per ticket, %.1f/s for %.1f heartbeats/s "
+           "(--heartbeat-timeout %s)\n",
+           f->fleet_writes_per_ticket, f->fleet_writes_per_s, f->heartbeats_per_s,
+           o->heartbeat_timeout);
     printf("  raw async publish    %.0f msg/s (same server, same run); limit_ratio %.3f\n", f->raw,
            f->limit_ratio);
     printf("  join tokens          %llu verified by the servers, %llu refused, %llu admitted "
@@ -613,6 +630,7 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     json_object_set_new(j, "seconds", json_real(f->secs));
     json_object_set_new(j, "flush", json_string(o->flush));
     json_object_set_new(j, "verify_every", json_integer(o->verify_every));
+    json_object_set_new(j, "heartbeat_timeout", json_string(o->heartbeat_timeout));
     json_object_set_new(j, "submitted", json_integer(f->submitted));
     json_object_set_new(j, "submitted_per_s", json_real(f->submitted_per_s));
     json_object_set_new(j, "assigned", json_integer(f->assigned));
@@ -630,6 +648,9 @@ static void report(const e2e_opts *o, const figures *f, const gf_mmcheck *chk, j
     json_object_set_new(j, "claim_conflicts", json_integer(f->conflicts));
     json_object_set_new(j, "claim_conflicts_per_match", json_real(f->conflicts_per_match));
     json_object_set_new(j, "writes_per_ticket", json_real(f->writes_per_ticket));
+    json_object_set_new(j, "fleet_writes_per_ticket", json_real(f->fleet_writes_per_ticket));
+    json_object_set_new(j, "fleet_writes_per_s", json_real(f->fleet_writes_per_s));
+    json_object_set_new(j, "heartbeats_per_s", json_real(f->heartbeats_per_s));
     json_object_set_new(j, "mirrored_per_ticket", json_real(f->mirrored_per_ticket));
     json_object_set_new(j, "in_msgs_per_ticket", json_real(f->in_msgs_per_ticket));
     json_object_set_new(j, "raw_publish_per_s", json_real(f->raw));
@@ -699,8 +720,10 @@ int gf_bench_e2e(int argc, char **argv)
 
     server_counts c0, c1;
     cpu_use u0, u1;
+    gf_gamesim_stats ss0, ss;
     count_server(&s, &c0);
     cpu_sample(&s, &u0);
+    gf_gamesim_stats_get(s.sim, &ss0);
     gf_load_opts lo = {.url = gf_natsd_url(s.srv),
                        .seconds = o.seconds,
                        .rate = o.rate,
@@ -718,7 +741,6 @@ int gf_bench_e2e(int argc, char **argv)
     f.submitted = lr.sent;
     f.errors = lr.errors + lr.timeouts;
     fprintf(stderr, "e2e: draining (at most %.0f s)\n", o.drain);
-    gf_gamesim_stats ss;
     gf_gamesim_stats_get(s.sim, &ss);
     fprintf(stderr, "e2e: at the end of the load: servers free %u, busy %u\n", ss.free, ss.busy);
     drain(&t, o.drain, lr.sent);
@@ -745,6 +767,9 @@ int gf_bench_e2e(int argc, char **argv)
     f.writes_per_ticket = (double)(c1.writes - c0.writes) / per;
     f.mirrored_per_ticket = (double)(c1.mirrored - c0.mirrored) / per;
     f.in_msgs_per_ticket = (double)(c1.in_msgs - c0.in_msgs) / per;
+    f.fleet_writes_per_ticket = (double)(c1.fleet_writes - c0.fleet_writes) / per;
+    f.fleet_writes_per_s = (double)(c1.fleet_writes - c0.fleet_writes) / busy_secs;
+    f.heartbeats_per_s = (double)(ss.heartbeats - ss0.heartbeats) / busy_secs;
     f.limit_ratio = f.raw > 0 ? f.tickets_per_s * f.writes_per_ticket / f.raw : 0;
     f.p50_create = gf_load_pct(lr.lat_us, (size_t)lr.nlat, 0.5) / 1000;
     f.p99_create = gf_load_pct(lr.lat_us, (size_t)lr.nlat, 0.99) / 1000;

@@ -145,7 +145,8 @@ static const gf_cfg_field fleet_fields[] = {
      .def = "10s",
      .min = 200,
      .max = 3600000,
-     .help = "a server silent this long is never allocated and is removed (>= 2 intervals)"},
+     .help = "a server silent this long is never allocated and is removed (>= 2 intervals); from 4 "
+             "intervals on, an unchanged record is rewritten only every timeout/2 - interval"},
     {.key = "scale_interval",
      .type = GF_CFG_DURATION,
      .offset = F(scale_interval_ms),
@@ -229,4 +230,26 @@ const fleet_dc_config *fleet_config_dc(const fleet_config *cfg, const char *name
         if (strcmp(cfg->datacenters[i].name, name) == 0)
             return &cfg->datacenters[i];
     return NULL;
+}
+
+/* A heartbeat is skipped only while the stored stamp is younger than R, the refresh period
+ * (as the deciding replica's clock counts), so a server heartbeating every interval I has its
+ * record rewritten by the first heartbeat at or after R. When its next heartbeat is due, its
+ * record was stamped at most R + I ago; R = T/2 - I (T the timeout) makes that half the
+ * timeout, and leaves the other half for what a live server must survive: lost heartbeats
+ * (one costs I: T/2 - I >= I is left, as T >= 4I, so one lost heartbeat is still not a
+ * death, the rule fleet_validate keeps without skipping), heartbeats delayed on their way or
+ * in the fleet's queue, and the clocks of the fleet replicas (which stamp and judge) and of
+ * the allocators and the sweep (which compare stale_unix_ms with their own) disagreeing
+ * (docs/OPERATIONS.md "Clocks" tolerates 2 s). It scales with T: an operator who raises the
+ * timeout to ride out longer silences keeps half of it for them. Defaults (2 s, 10 s):
+ * R = 3 s, a live record rewritten every second heartbeat (4 s) instead of every one, at
+ * least 5 s before its stale instant when the next heartbeat is due (3 s with one lost, 1 s
+ * with two). Below T = 4I a skip could only help heartbeats faster than the interval and
+ * would eat into the margin: R = 0, every heartbeat writes, as before. */
+int64_t fleet_config_refresh_ms(const fleet_config *cfg)
+{
+    if (cfg->heartbeat_timeout_ms < 4 * cfg->heartbeat_interval_ms)
+        return 0;
+    return cfg->heartbeat_timeout_ms / 2 - cfg->heartbeat_interval_ms;
 }

@@ -50,4 +50,11 @@ extern const gf_cfg_table fleet_config_table;
 /* The datacenter named `name`, or NULL when it is not configured. */
 const fleet_dc_config *fleet_config_dc(const fleet_config *cfg, const char *name);
 
+/* The heartbeat refresh period: a heartbeat that would change nothing in a record but its
+ * two liveness stamps leaves it as it is while it was stamped less than this long ago
+ * (fleet_heartbeat_skips, docs/PROTOCOL.md §8 "Heartbeat"): heartbeat_timeout / 2 -
+ * heartbeat_interval (fleet_config.c says why), or 0 when the timeout is shorter than four
+ * intervals: then every heartbeat rewrites its record. 3 s with the defaults (2 s, 10 s). */
+int64_t fleet_config_refresh_ms(const fleet_config *cfg);
+
 #endif

@@ -380,6 +380,41 @@ gf_err fleet_apply_heartbeat(const Gamefn__V1__ServerRecord *old,
     return GF_OK;
 }
 
+/* a and b would be stored as the same bytes but for the two liveness stamps. Comparing the
+ * packed forms covers every field, those of a newer schema (kept as unknown fields) too. */
+static bool same_but_liveness(const Gamefn__V1__ServerRecord *a, const Gamefn__V1__ServerRecord *b)
+{
+    Gamefn__V1__ServerRecord x = *a, y = *b;
+    x.last_heartbeat_unix_ms = y.last_heartbeat_unix_ms = 0;
+    x.stale_unix_ms = y.stale_unix_ms = 0;
+    size_t n = gamefn__v1__server_record__get_packed_size(&x);
+    if (n != gamefn__v1__server_record__get_packed_size(&y))
+        return false;
+    uint8_t *px = malloc(n + 1), *py = malloc(n + 1); /* no memory: not the same (write) */
+    bool same = px && py && gamefn__v1__server_record__pack(&x, px) == n &&
+                gamefn__v1__server_record__pack(&y, py) == n && memcmp(px, py, n) == 0;
+    free(px);
+    free(py);
+    return same;
+}
+
+bool fleet_heartbeat_skips(const Gamefn__V1__ServerRecord *old,
+                           const Gamefn__V1__HeartbeatRequest *req, int64_t now_unix_ms,
+                           int64_t heartbeat_timeout_ms, int64_t refresh_ms)
+{
+    if (refresh_ms <= 0 || !old || (req->finished_match_id && req->finished_match_id[0]))
+        return false;
+    if (old->last_heartbeat_unix_ms > now_unix_ms ||
+        old->stale_unix_ms <= now_unix_ms + heartbeat_timeout_ms - refresh_ms)
+        return false;
+    fleet_next next;
+    fleet_game_over g = {.decided = NULL};
+    fleet_problem p;
+    if (fleet_apply_heartbeat(old, req, now_unix_ms, heartbeat_timeout_ms, &next, &g, &p) != GF_OK)
+        return false; /* the write path refuses it, after a read */
+    return same_but_liveness(old, &next.rec);
+}
+
 gf_err fleet_check_removal(const Gamefn__V1__ServerRecord *rec, Gamefn__V1__DeregisterReason reason,
                            const char **released, fleet_problem *p)
 {

@@ -11,7 +11,9 @@
  * and array from `old` and the request (nothing is allocated): pack it (KV value,
  * reply) while those are alive. Every write stamps stale_unix_ms = last heartbeat +
  * the heartbeat timeout, the one instant after which the record is stale for
- * everybody (the allocator never allocates it, the sweep removes it).
+ * everybody (the allocator never allocates it, the sweep removes it). A heartbeat that
+ * would change nothing but those stamps writes nothing while they are recent enough
+ * (fleet_heartbeat_skips).
  *
  * Validation reports the first broken rule, in field order, with the field's path
  * (e.g. `attributes[platform]`) and a "<field>: <what>" message, and the error
@@ -118,6 +120,21 @@ gf_err fleet_apply_heartbeat(const Gamefn__V1__ServerRecord *old,
                              const Gamefn__V1__HeartbeatRequest *req, int64_t now_unix_ms,
                              int64_t heartbeat_timeout_ms, fleet_next *next, fleet_game_over *g,
                              fleet_problem *p);
+
+/* Whether a heartbeat may leave the stored record `old` (NULL: none) as it is instead of
+ * rewriting it — the fleet's heartbeat refresh (docs/PROTOCOL.md §8 "Heartbeat"): true only
+ * when refresh_ms > 0 (fleet_config_refresh_ms), the request carries no finished_match_id (a
+ * game over always writes), fleet_apply_heartbeat on `old` succeeds and yields a record that
+ * differs from `old` in nothing but last_heartbeat_unix_ms and stale_unix_ms (players,
+ * draining, attributes, allocation, fields of a newer schema: any change writes), and `old`
+ * is fresh enough: stamped no later than now (a replica whose clock ran ahead does not keep
+ * its stamp alive by others' skips) and stale_unix_ms later than now + heartbeat_timeout -
+ * refresh (stamped less than refresh ago, as this fleet's timeout counts, so a record
+ * written under a shorter timeout is rewritten). Skipping writes nothing, so it never
+ * makes a record live longer than its last write did. */
+bool fleet_heartbeat_skips(const Gamefn__V1__ServerRecord *old,
+                           const Gamefn__V1__HeartbeatRequest *req, int64_t now_unix_ms,
+                           int64_t heartbeat_timeout_ms, int64_t refresh_ms);
 
 /* Whether a deregister may remove `rec`: HIBERNATE only a server with no match
  * (FAILED_PRECONDITION otherwise). *released = the match whose players are released

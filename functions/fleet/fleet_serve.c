@@ -8,6 +8,14 @@
  * allocation held is copied out inside the transition, so the players can be released after the
  * write from what it replaced. Every write is fed to the mirror at once, so this instance's sweep
  * and warm pool see it before the watcher does.
+ *
+ * A heartbeat that changes nothing but the liveness stamps of a record stamped less than the
+ * refresh period ago (fleet_heartbeat_skips, judged on the mirror's copy) writes nothing and
+ * answers with that copy. The copy may be behind the bucket: older stamps (it then writes
+ * sooner, never later, as far as the clocks agree), or a record deleted or allocated
+ * meanwhile that it does not show yet — the reply shows the copy (FREE, or the record before
+ * the delete) and the server's next heartbeat, once the watcher delivered the change, gets
+ * the allocation or NOT_FOUND; the allocation and the delete do not wait for the server.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -194,6 +202,7 @@ typedef struct heartbeat_ctx {
     const Gamefn__V1__HeartbeatRequest *req;
     const fleet_state *st;
     int64_t now;
+    bool skipped;            /* nothing written: *w is the mirror's copy */
     fleet_game_over g;       /* g.decided: the finished match, once its record is known */
     bool committed;          /* that record is COMMITTED */
     char on[FLEET_KEY_MAX];  /* ... on this server ("" too), or on another: a spare */
@@ -248,13 +257,21 @@ static gf_err release_before_free(fleet_state *st, const char *key, heartbeat_ct
  * it), in one place: before the first write when the mirror's copy shows the match
  * running (the usual case: one write), else after the transition found it undecided
  * on the record read (the mirror was behind; that pass wrote nothing). The players of a
- * committed match are released right after, before the write (release_before_free). */
+ * committed match are released right after, before the write (release_before_free).
+ * A heartbeat the mirror's copy shows changing nothing but recent stamps writes nothing:
+ * *w is that copy (ctx->skipped). */
 static gf_err heartbeat_write(fleet_state *st, const char *key, heartbeat_ctx *ctx,
                               fleet_written *w, fleet_problem *p)
 {
     const char *fin = ctx->req->finished_match_id;
     fleet_written guess;
     mirror_guess(st, key, &guess);
+    if (fleet_heartbeat_skips(guess.rec, ctx->req, ctx->now, st->cfg->heartbeat_timeout_ms,
+                              fleet_config_refresh_ms(st->cfg))) {
+        *w = guess; /* taken over: the reply shows it */
+        ctx->skipped = true;
+        return GF_OK;
+    }
     bool decide = fin && fin[0] && guess.rec && guess.rec->allocated_match_id &&
                   strcmp(guess.rec->allocated_match_id, fin) == 0;
     gf_err err = GF_OK;
@@ -309,7 +326,8 @@ gf_err fleet_on_heartbeat(gf_fn *fn, const gf_msg *msg, gf_reply *reply)
                                                                                : "heartbeat");
         goto out;
     }
-    fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
+    if (!ctx.skipped)
+        fleet_mirror_note(st->mirror, key, w.revision, w.data, w.len);
     if (ctx.released.match_id[0] && ctx.committed && fleet_committed_here(ctx.on, key)) {
         gf_log_info("game over: players released, server free again", "server=%s match=%s", key,
                     ctx.released.match_id);

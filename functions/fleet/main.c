@@ -125,6 +125,19 @@ static gf_err fleet_init(gf_fn *fn)
         err = fleet_demand_start(st);
     if (err == GF_OK && !fleet_mirror_wait_ready(st->mirror, 10000))
         gf_log_warn("fleet mirror not in sync yet; the sweep waits for it", NULL);
+    int64_t refresh_ms = fleet_config_refresh_ms(st->cfg);
+    if (err == GF_OK && refresh_ms == 0)
+        gf_log_info("every heartbeat rewrites its record: heartbeat_timeout is shorter than four "
+                    "heartbeat_intervals",
+                    "heartbeat_interval_ms=%lld heartbeat_timeout_ms=%lld",
+                    (long long)st->cfg->heartbeat_interval_ms,
+                    (long long)st->cfg->heartbeat_timeout_ms);
+    else if (err == GF_OK)
+        gf_log_info(
+            "heartbeats that change nothing rewrite a record only once it is refresh_ms old",
+            "refresh_ms=%lld heartbeat_interval_ms=%lld heartbeat_timeout_ms=%lld",
+            (long long)refresh_ms, (long long)st->cfg->heartbeat_interval_ms,
+            (long long)st->cfg->heartbeat_timeout_ms);
     if (err != GF_OK)
         fleet_fini(fn);
     return err;

@@ -79,17 +79,23 @@ int gf_simstack_write(const gf_simstack_opts *o, const char *config_path, uint8_
         fprintf(stderr, "simstack: cannot write %s\n", config_path);
         return -1;
     }
-    int64_t interval_ms = 500;
-    if (o->heartbeat && gf_config_parse_duration_ms(o->heartbeat, &interval_ms) != GF_OK) {
-        fprintf(stderr, "simstack: bad heartbeat %s\n", o->heartbeat);
+    int64_t interval_ms = 500, timeout_ms = 0;
+    if ((o->heartbeat && gf_config_parse_duration_ms(o->heartbeat, &interval_ms) != GF_OK) ||
+        (o->heartbeat_timeout &&
+         gf_config_parse_duration_ms(o->heartbeat_timeout, &timeout_ms) != GF_OK)) {
+        fprintf(stderr, "simstack: bad heartbeat %s or heartbeat timeout %s\n",
+                o->heartbeat ? o->heartbeat : "-",
+                o->heartbeat_timeout ? o->heartbeat_timeout : "-");
         fclose(f);
         return -1;
     }
+    if (!o->heartbeat_timeout)
+        timeout_ms = 3 * interval_ms;
     fprintf(f, config_template, o->url, o->flush ? o->flush : "immediate",
             o->log_level ? o->log_level : "info", o->max_in_flight > 0 ? o->max_in_flight : 8,
             o->max_in_flight > 0 ? o->max_in_flight : 8, o->fetch_expiry ? o->fetch_expiry : "1s",
             o->backoff ? o->backoff : "[2s, 2s, 5s]", o->heartbeat ? o->heartbeat : "500ms",
-            (long long)(3 * interval_ms), o->scale_interval ? o->scale_interval : "200ms",
+            (long long)timeout_ms, o->scale_interval ? o->scale_interval : "200ms",
             o->datacenters ? o->datacenters : "{name: eu, floor: 0}, {name: us, floor: 0}", o->dir,
             o->fleet_extra ? o->fleet_extra : "", o->dir, o->deadline ? o->deadline : "500ms",
             o->allocator_extra ? o->allocator_extra : "",

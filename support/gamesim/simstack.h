@@ -14,22 +14,23 @@
 #include <stdint.h>
 
 typedef struct gf_simstack_opts {
-    const char *url;             /* the nats-server */
-    const char *dir;             /* keys (test.key, test.pub) and the config go here */
-    const char *datacenters;     /* YAML flow items, e.g. "{name: eu, floor: 0}" */
-    const char *fleet_extra;     /* more functions.fleet keys, "    key: value\n" each */
-    const char *allocator_extra; /* more functions.allocator keys */
-    const char *backoff;         /* MATCHES/allocator backoff (NULL: "[2s, 2s, 5s]") */
-    const char *log_level;       /* NULL: info */
-    const char *deadline;        /* functions.allocator.deadline (NULL: "500ms") */
-    const char *heartbeat;       /* functions.fleet.heartbeat_interval (NULL: "500ms"); the
-                                    timeout is three of them */
-    const char *functions_extra; /* more functions: sections (e.g. intake, ticker, matcher),
-                                    indented by two spaces */
-    int max_in_flight;           /* runtime.max_in_flight and fetch_batch (0: 8) */
-    const char *fetch_expiry;    /* runtime.fetch_expiry (NULL: "1s"; at least 500ms) */
-    const char *flush;           /* nats.flush (NULL: "immediate") */
-    const char *scale_interval;  /* functions.fleet.scale_interval (NULL: "200ms") */
+    const char *url;               /* the nats-server */
+    const char *dir;               /* keys (test.key, test.pub) and the config go here */
+    const char *datacenters;       /* YAML flow items, e.g. "{name: eu, floor: 0}" */
+    const char *fleet_extra;       /* more functions.fleet keys, "    key: value\n" each */
+    const char *allocator_extra;   /* more functions.allocator keys */
+    const char *backoff;           /* MATCHES/allocator backoff (NULL: "[2s, 2s, 5s]") */
+    const char *log_level;         /* NULL: info */
+    const char *deadline;          /* functions.allocator.deadline (NULL: "500ms") */
+    const char *heartbeat;         /* functions.fleet.heartbeat_interval (NULL: "500ms") */
+    const char *heartbeat_timeout; /* functions.fleet.heartbeat_timeout (NULL: three intervals,
+                                      which leaves no heartbeat refresh: every one writes) */
+    const char *functions_extra;   /* more functions: sections (e.g. intake, ticker, matcher),
+                                      indented by two spaces */
+    int max_in_flight;             /* runtime.max_in_flight and fetch_batch (0: 8) */
+    const char *fetch_expiry;      /* runtime.fetch_expiry (NULL: "1s"; at least 500ms) */
+    const char *flush;             /* nats.flush (NULL: "immediate") */
+    const char *scale_interval;    /* functions.fleet.scale_interval (NULL: "200ms") */
 } gf_simstack_opts;
 
 /* Writes <dir>/test.key, <dir>/test.pub (pk, 32 bytes, may be NULL) and the config at

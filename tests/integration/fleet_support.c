@@ -63,6 +63,7 @@ void fleet_env_start(fleet_env *e, const fleet_env_opts *o)
         .backoff = o->backoff,
         .functions_extra = o->functions_extra,
         .heartbeat = o->heartbeat,
+        .heartbeat_timeout = o->heartbeat_timeout,
         .deadline = o->deadline,
         .max_in_flight = o->max_in_flight,
         .fetch_expiry = o->fetch_expiry,

@@ -33,13 +33,14 @@ typedef struct fleet_env_opts {
     const char *backoff;         /* MATCHES/allocator backoff, default "[2s, 2s, 5s]" */
     const char *functions_extra; /* more functions: sections (intake, ticker, matcher) */
     const char *heartbeat;       /* functions.fleet.heartbeat_interval (timeout: 3 of them) */
-    const char *deadline;        /* functions.allocator.deadline */
-    int max_in_flight;           /* runtime.max_in_flight and fetch_batch (default 8) */
-    const char *fetch_expiry;    /* runtime.fetch_expiry (default 1s) */
-    const char *scale_interval;  /* functions.fleet.scale_interval (default 200ms) */
-    bool shipped_users;          /* the server runs deploy/nats/accounts.conf: the test's client and
-                                    `gamefn provision` connect as admin, fleet_service_spawn runs
-                                    each function as its own user */
+    const char *heartbeat_timeout; /* functions.fleet.heartbeat_timeout instead */
+    const char *deadline;          /* functions.allocator.deadline */
+    int max_in_flight;             /* runtime.max_in_flight and fetch_batch (default 8) */
+    const char *fetch_expiry;      /* runtime.fetch_expiry (default 1s) */
+    const char *scale_interval;    /* functions.fleet.scale_interval (default 200ms) */
+    bool shipped_users; /* the server runs deploy/nats/accounts.conf: the test's client and
+                           `gamefn provision` connect as admin, fleet_service_spawn runs
+                           each function as its own user */
 } fleet_env_opts;
 
 typedef struct fleet_env {

@@ -74,6 +74,9 @@ static void bad_sections(void **state)
         {"heartbeat_interval: 5s\nheartbeat_timeout: 9s\ndatacenters: [{name: a}]\n"
          "join_keys: [{key_id: k, public_key: p}]\n",
          "heartbeat_timeout"},
+        {"heartbeat_interval: 5s\nheartbeat_timeout: 5s\ndatacenters: [{name: a}]\n"
+         "join_keys: [{key_id: k, public_key: p}]\n",
+         "heartbeat_timeout"},
         {"forecast_window: 30s\nforecast_short: 1m\ndatacenters: [{name: a}]\n"
          "join_keys: [{key_id: k, public_key: p}]\n",
          "forecast_short"},
@@ -91,6 +94,39 @@ static void bad_sections(void **state)
             fail_msg("case %zu: key '%s' (want %s): %s", i, err.key, cases[i].key, err.message);
         assert_null(arena);
     }
+}
+
+/* The heartbeat refresh period: timeout/2 - interval, 0 (every heartbeat writes) below four
+ * intervals; a live record is then never stamped more than half the timeout ago when its
+ * next heartbeat is due. */
+static void refresh_follows_interval_and_timeout(void **state)
+{
+    (void)state;
+    const struct {
+        int64_t interval, timeout, refresh;
+    } cases[] = {
+        {2000, 10000, 3000}, /* the defaults */
+        {5000, 25000, 7500}, {2000, 8000, 2000},      {2000, 7999, 0},
+        {2000, 6000, 0},     {2000, 4000, 0},         {500, 1500, 0},
+        {100, 200, 0},       {100, 3600000, 1799900}, {600000, 3600000, 1200000},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fleet_config cfg = {.heartbeat_interval_ms = cases[i].interval,
+                            .heartbeat_timeout_ms = cases[i].timeout};
+        int64_t r = fleet_config_refresh_ms(&cfg);
+        if (r != cases[i].refresh)
+            fail_msg("case %zu: %lld, want %lld", i, (long long)r, (long long)cases[i].refresh);
+        assert_true(r == 0 ||
+                    (r >= cases[i].interval && 2 * (r + cases[i].interval) <= cases[i].timeout));
+    }
+    fleet_config cfg;
+    struct gf_config_arena *arena = NULL;
+    gf_config_error err;
+    const char *yaml = "datacenters: [{name: a}]\njoin_keys: [{key_id: k, public_key: p}]\n";
+    if (parse(yaml, &cfg, &arena, &err) != GF_OK)
+        fail_msg("%s", err.message);
+    assert_int_equal(fleet_config_refresh_ms(&cfg), 3000);
+    gf_config_arena_free(arena);
 }
 
 /* docs/MATCHMAKING.md holds exactly what the tables print, between
@@ -160,6 +196,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(table_is_well_formed),
         cmocka_unit_test(good_section_with_defaults),
         cmocka_unit_test(bad_sections),
+        cmocka_unit_test(refresh_follows_interval_and_timeout),
         cmocka_unit_test(docs_hold_the_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
