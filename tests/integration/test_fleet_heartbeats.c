@@ -33,7 +33,11 @@
 #define DRAINING  GAMEFN__V1__SERVER_STATE__SERVER_STATE_DRAINING
 #define ASSIGNED  GAMEFN__V1__TICKET_STATE__TICKET_STATE_ASSIGNED
 
-enum { INTERVAL_MS = 500, REFRESH_MS = 1250, TIMEOUT_MS = 3500 }; /* refresh: timeout/2 - interval */
+enum {
+    INTERVAL_MS = 500,
+    REFRESH_MS = 1250,
+    TIMEOUT_MS = 3500
+}; /* refresh: timeout/2 - interval */
 
 static const fleet_env_opts opts = {.heartbeat = "500ms", .heartbeat_timeout = "3500ms"};
 
@@ -86,8 +90,8 @@ static Gamefn__V1__ServerRecord *beat(fleet_env *e, const char *id, beat_req b)
     r.finished_match_id = (char *)(uintptr_t)(b.finished ? b.finished : "");
     Gamefn__V1__HeartbeatReply *rep = NULL;
     assert_int_equal(fleet_call(e, GF_WIRE_SUBJ_FLEET_HEARTBEAT, &r.base,
-                                &gamefn__v1__heartbeat_reply__descriptor,
-                                (ProtobufCMessage **)&rep, NULL, NULL, 0),
+                                &gamefn__v1__heartbeat_reply__descriptor, (ProtobufCMessage **)&rep,
+                                NULL, NULL, 0),
                      GF_OK);
     assert_non_null(rep->record);
     assert_true(rep->n_join_keys >= 1);
@@ -191,7 +195,7 @@ static void live_server_stays_allocatable(void **state)
     }
     long elapsed = (long)(gf_clock_mono_ms() - start);
     print_message("%ld heartbeats in %ld ms, %ld written\n", beats, elapsed, writes);
-    assert_true(writes >= 2);                       /* it is kept alive */
+    assert_true(writes >= 2);                        /* it is kept alive */
     assert_true(writes <= elapsed / REFRESH_MS + 1); /* and no more often than that */
     assert_true(beats > elapsed / REFRESH_MS + 1);   /* which every heartbeat writing breaks */
 

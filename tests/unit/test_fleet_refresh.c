@@ -89,15 +89,14 @@ static void heartbeat_skip_table(void **state)
     (void)state;
     const skip_case cases[] = {
         {"unchanged, 2 s after the write", K_FREE, 1000, 0, 0, false, "", 3000, REFRESH, true},
-        {"unchanged, 1 ms inside the refresh period", K_FREE, 1000, 0, 0, false, "", 3999,
-         REFRESH, true},
+        {"unchanged, 1 ms inside the refresh period", K_FREE, 1000, 0, 0, false, "", 3999, REFRESH,
+         true},
         {"unchanged, refresh period reached", K_FREE, 1000, 0, 0, false, "", 4000, REFRESH, false},
         {"unchanged, 8 s after the write", K_FREE, 1000, 0, 0, false, "", 9000, REFRESH, false},
         {"unchanged, stale already", K_FREE, 1000, 0, 0, false, "", 12000, REFRESH, false},
         {"unchanged, same instant as the write", K_FREE, 1000, 0, 0, false, "", 1000, REFRESH,
          true},
-        {"refresh 0 (timeout below 4 intervals)", K_FREE, 1000, 0, 0, false, "", 3000, 0,
-         false},
+        {"refresh 0 (timeout below 4 intervals)", K_FREE, 1000, 0, 0, false, "", 3000, 0, false},
         {"players changed", K_FREE, 1000, 0, 1, false, "", 3000, REFRESH, false},
         {"players above the capacity (the write path refuses it)", K_FREE, 1000, 0, 11, false, "",
          3000, REFRESH, false},
@@ -182,7 +181,7 @@ static void live_server_never_looks_stale(void **state)
     const struct {
         int64_t interval, timeout;
     } configs[] = {{2000, 10000}, {500, 3000}, {5000, 25000}, {100, 1000},
-                   {2000, 6000},  {500, 1500},  {1000, 60000}, {2000, 8000}};
+                   {2000, 6000},  {500, 1500}, {1000, 60000}, {2000, 8000}};
     /* (A timeout of 2 intervals, the least allowed, writes every heartbeat as ever and
      * survives a lost one only if the next is not late: left out.) */
     for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
@@ -228,8 +227,8 @@ static void live_server_never_looks_stale(void **state)
                 fail_msg("interval %lld timeout %lld: %ld writes in %lld ms", (long long)iv,
                          (long long)to, writes, (long long)now);
             if (writes * 4 > arrived * 3)
-                fail_msg("interval %lld timeout %lld: %ld writes for %ld heartbeats",
-                         (long long)iv, (long long)to, writes, arrived);
+                fail_msg("interval %lld timeout %lld: %ld writes for %ld heartbeats", (long long)iv,
+                         (long long)to, writes, arrived);
         }
         gamefn__v1__server_record__free_unpacked(rec, NULL);
     }
