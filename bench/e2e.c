@@ -359,9 +359,9 @@ static void count_server(stack *s, server_counts *c)
         json_decref(v);
     }
     gf_bench_conn_msgs_read(s->srv, &c->conns);
-    static const char *const matches[] = {"MATCHES"};
+    static const char *const matches[] = {"MATCHES"}, *const fleet[] = {"KV_fleet"};
     c->writes = gf_bench_last_seq(s->js, streams, sizeof streams / sizeof streams[0]);
-    c->fleet_writes = gf_bench_last_seq(s->js, &streams[3], 1);
+    c->fleet_writes = gf_bench_last_seq(s->js, fleet, 1);
     c->mirrored = gf_bench_last_seq(s->js, mirrors, sizeof mirrors / sizeof mirrors[0]);
     c->matches = gf_bench_last_seq(s->js, matches, 1);
 }

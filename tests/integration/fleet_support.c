@@ -371,14 +371,24 @@ void fleet_wait_matches_drained(fleet_env *e, int timeout_ms)
     }
 }
 
-uint64_t fleet_ticket_revision(fleet_env *e, const char *ticket_id)
+static uint64_t kv_revision(kvStore *kv, const char *key)
 {
     kvEntry *en = NULL;
-    if (gf_kv_get(e->tickets, ticket_id, &en) != GF_OK)
+    if (gf_kv_get(kv, key, &en) != GF_OK)
         return 0;
     uint64_t rev = kvEntry_Revision(en);
     kvEntry_Destroy(en);
     return rev;
+}
+
+uint64_t fleet_ticket_revision(fleet_env *e, const char *ticket_id)
+{
+    return kv_revision(e->tickets, ticket_id);
+}
+
+uint64_t fleet_key_revision(fleet_env *e, const char *key)
+{
+    return kv_revision(e->fleet, key);
 }
 
 gf_gamesim *fleet_sim_start(fleet_env *e, const char *dc, int n, int64_t play_ms)

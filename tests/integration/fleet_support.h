@@ -145,6 +145,9 @@ void fleet_both_assigned(fleet_env *e, char id[2][80], char *match, size_t size)
 void fleet_wait_matches_drained(fleet_env *e, int timeout_ms);
 /* The ticket's KV revision, 0 when absent. */
 uint64_t fleet_ticket_revision(fleet_env *e, const char *ticket_id);
+/* The KV revision of a key of the fleet bucket (<dc>.<server_id>, ids/<server_id>), 0 when
+ * absent. */
+uint64_t fleet_key_revision(fleet_env *e, const char *key);
 
 /* Polls until `text` appears in the process's log (timeout_ms). */
 bool fleet_log_has(const gf_proc *p, const char *text, int timeout_ms);

@@ -64,13 +64,8 @@ static void stack_down(fleet_env *e, gf_proc *fleet, gf_proc *alloc)
 static uint64_t revision(fleet_env *e, const char *dc, const char *id)
 {
     char key[160];
-    kvEntry *en = NULL;
     snprintf(key, sizeof key, "%s.%s", dc, id);
-    if (gf_kv_get(e->fleet, key, &en) != GF_OK)
-        return 0;
-    uint64_t rev = kvEntry_Revision(en);
-    kvEntry_Destroy(en);
-    return rev;
+    return fleet_key_revision(e, key);
 }
 
 typedef struct beat_req {

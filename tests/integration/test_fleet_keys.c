@@ -169,14 +169,6 @@ static uint64_t put_claim(fleet_env *e, const char *id, const char *dc, int64_t 
     return put_raw(e, key, value, (size_t)n);
 }
 
-static uint64_t key_revision(fleet_env *e, const char *key)
-{
-    kvEntry *en = NULL;
-    uint64_t rev = gf_kv_get(e->fleet, key, &en) == GF_OK ? kvEntry_Revision(en) : 0;
-    kvEntry_Destroy(en);
-    return rev;
-}
-
 /* Sleeps 100 ms, heartbeating gs-live (eu) every third call. */
 static void live_tick(fleet_env *e, int *calls)
 {
@@ -196,7 +188,7 @@ static void orphan_indexes_swept(void **state)
      * by a register that died before its record (young, then old), one left long ago, and
      * a value that is no index. */
     fleet_register(&e, "eu", "gs-live");
-    uint64_t live = key_revision(&e, "ids/gs-live");
+    uint64_t live = fleet_key_revision(&e, "ids/gs-live");
     assert_true(live > 0);
     int64_t t0 = gf_clock_mono_ms();
     put_claim(&e, "gs-young", "eu", gf_clock_unix_ms());
@@ -225,7 +217,7 @@ static void orphan_indexes_swept(void **state)
     /* Several sweeps more: the live index and the junk are never touched. */
     for (int waited = 0; waited < 4000; waited += 100) {
         live_tick(&e, &calls);
-        assert_int_equal(key_revision(&e, "ids/gs-live"), live);
+        assert_int_equal(fleet_key_revision(&e, "ids/gs-live"), live);
     }
     assert_true(key_exists(&e, "ids/gs-junk"));
     assert_int_equal(removed_lines(&f1, &f2, "orphan server-id index removed"), 2);
