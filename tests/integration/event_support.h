@@ -67,6 +67,11 @@ int gf_ev_kv_get(jsCtx *js, const char *bucket, const char *key, void *buf, size
  * length or -1. */
 int gf_ev_effect(jsCtx *js, const char *bucket, const char *key, char *buf, size_t size);
 
+/* The test consumer's effect for `player` without its "@<last seq>" token: "<count>
+ * <sum>", then " out-of-order <n>" if events were applied out of stream order. Length
+ * or -1. */
+int gf_ev_sums(jsCtx *js, const char *player, char *buf, size_t size);
+
 /* The partition of a player (FNV-1a mod 16). */
 unsigned gf_ev_partition(const char *player);
 

@@ -77,7 +77,7 @@ static bool all_applied(gf_fnenv *env, void *arg)
         char key[16], got[64], exp[64];
         snprintf(key, sizeof key, "p%d", p);
         snprintf(exp, sizeof exp, "%" PRIu64 " %" PRId64, w->x->count[p], w->x->sum[p]);
-        if (gf_ev_effect(env->js, "test_sums", key, got, sizeof got) < 0 || strcmp(got, exp) != 0) {
+        if (gf_ev_sums(env->js, key, got, sizeof got) < 0 || strcmp(got, exp) != 0) {
             w->bad = p;
             return false;
         }
@@ -211,7 +211,7 @@ static void assert_all_applied(cenv *c, int timeout_ms)
         char got[64] = "";
         char key[16];
         snprintf(key, sizeof key, "p%d", w.bad);
-        gf_ev_effect(c->env.js, "test_sums", key, got, sizeof got);
+        gf_ev_sums(c->env.js, key, got, sizeof got);
         fail_msg("player p%d: '%s', want %" PRIu64 " %" PRId64, w.bad, got, c->x->count[w.bad],
                  c->x->sum[w.bad]);
     }
@@ -442,6 +442,76 @@ static void sigstop_mid_batch_then_wake_doubles_nothing(void **state)
     assert_true(gf_fnenv_stop(&c, 15000));
 }
 
+/* Takes what a stranger's pull requests got from sub (the owner's connection is another
+ * one): the number of messages, status replies not counted. */
+static int drain_thief(natsSubscription *sub, int64_t wait_ms)
+{
+    int got = 0;
+    natsMsg *m = NULL;
+    while (natsSubscription_NextMsg(&m, sub, wait_ms) == NATS_OK) {
+        got += natsMsg_GetDataLength(m) > 0;
+        natsMsg_Destroy(m); /* never acked: they stay pending until their ack wait */
+        m = NULL;
+    }
+    return got;
+}
+
+/* A pull request to every partition's durable from a connection that holds no lease,
+ * as a replica stopped between its deadline check and the send would make when it wakes
+ * after its tenure (or a forged one): each takes up to 5 messages the owner never sees
+ * and never acks them. The owner is stopped meanwhile (300 ms, well within its lease),
+ * so the messages are stored and ready, and each request takes its 5 at once. The owner
+ * must see the gap in the server's delivery numbers, hand its batch back and wait until
+ * the taken messages come back: every event applied once and, per player, in stream
+ * order (the fixture counts any applied out of order). Without that check, an ack of a
+ * later message covers the taken ones under ack_policy all (lost), and they come back
+ * after newer ones otherwise. */
+static void stolen_deliveries_come_back_in_order(void **state)
+{
+    cenv *ce = *state;
+    gf_fnenv *env = &ce->env;
+    gf_proc a = {0};
+    assert_int_equal(gf_fnenv_spawn_ready(env, &a, CONSUMER, "test-consumer", "a", NULL), 0);
+    gf_clock_sleep_ms(1000); /* every partition taken */
+    assert_ack_policy(ce);
+    natsSubscription *thief = NULL;
+    assert_int_equal(natsConnection_SubscribeSync(&thief, env->nc, "thief.>"), NATS_OK);
+    static const char request[] = "{\"batch\":5,\"no_wait\":true,\"expires\":1000000000}";
+    uint64_t seq = 0;
+    int stolen = 0;
+    for (int w = 0; w < 20; w++) {
+        if (w != 5) {
+            wave(ce->js, ce->x, "gs-s", &seq);
+            gf_clock_sleep_ms(100);
+            continue;
+        }
+        assert_int_equal(kill(a.pid, SIGSTOP), 0);
+        for (int i = 0; i < 100 && !gf_proc_pid_stopped(a.pid); i++)
+            gf_clock_sleep_ms(10);
+        wave(ce->js, ce->x, "gs-s", &seq);
+        for (unsigned p = 0; p < 16; p++) {
+            char subject[96], reply[32];
+            snprintf(subject, sizeof subject, "$JS.API.CONSUMER.MSG.NEXT.EVENTS.sums-p%02u", p);
+            snprintf(reply, sizeof reply, "thief.%u", p);
+            assert_int_equal(natsConnection_PublishRequest(env->nc, subject, reply, request,
+                                                           (int)sizeof request - 1),
+                             NATS_OK);
+        }
+        stolen += drain_thief(thief, 300);
+        assert_int_equal(kill(a.pid, SIGCONT), 0);
+    }
+    stolen += drain_thief(thief, 500);
+    printf("stranger's pull requests: %d of %" PRIu64 " events taken\n", stolen, seq);
+    assert_true(stolen > 0); /* the fault did happen */
+    assert_all_applied(ce, 60000);
+    gf_clock_sleep_ms(1500); /* nothing applied twice late */
+    want w = {ce->x, -1};
+    assert_true(all_applied(env, &w));
+    assert_true(gf_fnenv_wait_log(&a, "delivered to another reader", 1000));
+    natsSubscription_Destroy(thief);
+    assert_true(gf_fnenv_stop(&a, 15000));
+}
+
 /* Messages in the effects bucket's stream: every effect write is one. */
 static uint64_t effect_writes(const cenv *c)
 {
@@ -526,6 +596,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(sigstop_mid_batch_then_wake_doubles_nothing, setup_ack_all,
                                         teardown),
         cmocka_unit_test_setup_teardown(sigkill_mid_batch_loses_and_doubles_nothing, setup_ack_all,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(stolen_deliveries_come_back_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(stolen_deliveries_come_back_in_order, setup_ack_all,
                                         teardown),
         cmocka_unit_test_setup_teardown(effects_bucket_full_holds_the_events, setup, teardown),
         cmocka_unit_test_setup_teardown(linger_gathers_a_trickle_into_fewer_writes, setup_linger,

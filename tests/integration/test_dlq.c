@@ -107,8 +107,7 @@ static bool sums_are(gf_fnenv *env, void *arg)
 {
     sums_want *w = arg;
     char got[64];
-    return gf_ev_effect(env->js, "test_sums", w->player, got, sizeof got) >= 0 &&
-           strcmp(got, w->value) == 0;
+    return gf_ev_sums(env->js, w->player, got, sizeof got) >= 0 && strcmp(got, w->value) == 0;
 }
 
 static void publish_delta(gf_fnenv *env, const char *source, uint64_t seq, const char *player,

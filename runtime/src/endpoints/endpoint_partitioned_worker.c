@@ -34,7 +34,23 @@
  *   the KV). The server hands them out again, in stream order and before any newer message,
  *   once their ack wait has run out (docs/NATS-FACTS.md §3) — so the new owner waits out
  *   the longest ack wait the consumer can apply before its first fetch. Fetching earlier
- *   would get newer messages first and break per-key order.
+ *   would get newer messages first and break per-key order. The same wait follows every
+ *   bind: messages delivered to a subscription that was dropped come back the same way.
+ * - Deliveries elsewhere. The deadline checks keep this replica's own pull requests
+ *   within its tenure, but no client can close the gap between its last check and the
+ *   moment the request reaches the server: a process stopped in between (SIGSTOP, a VM
+ *   paused) sends it when it wakes, long after its tenure, and the server then gives
+ *   the request messages the owner never sees — lost under ack_policy all (the owner's
+ *   next ack covers them), out of order otherwise. A forged request does the same. So
+ *   the owner checks that the server's delivery numbers (the consumer sequence) follow
+ *   one another: a gap means someone else got messages. The batch that shows it is
+ *   handed back unhandled and unacked, and the worker binds again and waits out the ack
+ *   wait as a new owner does, so what went elsewhere comes back first (and each batch
+ *   is put in stream order before it is handled: see stream_order).
+ *   (Binding again also drops anything queued on the old subscription: a late delivery
+ *   of our own would otherwise be fetched next, ahead of what it must follow.) An idle
+ *   partition needs no check of its own: nothing is acked until a delivery comes, and
+ *   the first one shows the gap.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -62,8 +78,9 @@ typedef struct tenure {
     part_group *g;
     const gf_endpoint *ep;
     gf_fn *fn;
-    gf_msg *msgs;     /* batch buffers, g->batch entries */
-    gf_err *verdicts; /* idem */
+    gf_msg *msgs;            /* batch buffers, g->batch entries */
+    gf_err *verdicts;        /* idem */
+    uint64_t *delivery_seqs; /* idem: the server's delivery numbers (gf__pull_msg) */
 } tenure;
 
 static bool go_on(const tenure *t)
@@ -186,14 +203,68 @@ static void settle(tenure *t, natsMsg **raw, size_t n)
                     t->msgs[last_ok].stream_seq);
 }
 
-/* Handles one fetched batch; false when the tenure must end (the batch was abandoned). */
-static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms)
+/* The batch's deliveries follow the last this tenure got (gf__pull_in_turn); a gap
+ * is logged. */
+static bool in_turn(tenure *t, size_t n)
+{
+    gf__pull_binding *b = &t->slot->bind;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t expected = b->delivered_seq + 1;
+        if (!gf__pull_in_turn(b, t->delivery_seqs[i])) {
+            gf_log_warn("partition messages were delivered to another reader (a previous "
+                        "owner's late pull request?): handing this batch back unhandled and "
+                        "waiting for the server to deliver them again in order",
+                        "endpoint=%s partition=%u delivery_seq=%" PRIu64 " expected=%" PRIu64
+                        " first_seq=%" PRIu64 " len=%zu",
+                        t->ep->name, t->slot->partition, t->delivery_seqs[i], expected,
+                        t->msgs[0].stream_seq, n);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Puts the batch in stream order (raw alongside). Redeliveries can arrive out of it:
+ * nats-server 2.9.10 queues the messages each of its checks finds expired in stream
+ * order, but one whose ack wait is longer (a backoff list gives a message's later
+ * deliveries longer ones) expires in a later check, behind newer ones — after a
+ * takeover or a hand-back, a batch can hold both. Insertion sort: a batch is almost
+ * always in order already. True if anything moved. */
+static bool stream_order(tenure *t, natsMsg **raw, size_t n)
+{
+    bool moved = false;
+    for (size_t i = 1; i < n; i++) {
+        gf_msg m = t->msgs[i];
+        natsMsg *r = raw[i];
+        size_t j = i;
+        for (; j > 0 && t->msgs[j - 1].stream_seq > m.stream_seq; j--) {
+            t->msgs[j] = t->msgs[j - 1];
+            raw[j] = raw[j - 1];
+        }
+        if (j != i) {
+            t->msgs[j] = m;
+            raw[j] = r;
+            moved = true;
+        }
+    }
+    return moved;
+}
+
+/* Handles one fetched batch; false when the tenure must end (the batch was abandoned).
+ * *elsewhere: the batch was handed back because deliveries went elsewhere. */
+static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms, bool *elsewhere)
 {
     size_t n = (size_t)list->Count;
     for (size_t i = 0; i < n; i++) {
-        gf__pull_msg(list->Msgs[i], &t->msgs[i]);
+        t->delivery_seqs[i] = gf__pull_msg(list->Msgs[i], &t->msgs[i]);
         t->msgs[i].owner = &t->slot->owner;
     }
+    if ((*elsewhere = !in_turn(t, n)))
+        return true;
+    if (stream_order(t, list->Msgs, n))
+        gf_log_info("redeliveries arrived out of stream order: the batch is handled sorted",
+                    "endpoint=%s partition=%u first_seq=%" PRIu64 " len=%zu", t->ep->name,
+                    t->slot->partition, t->msgs[0].stream_seq, n);
     gf__keeper_hold hold;
     gf__keeper_add(t->g->keeper, &hold, list->Msgs, n, fetched_ms, &t->slot->owner.valid_until_ms);
     bool done = deliver(t, t->msgs, t->verdicts, n);
@@ -210,6 +281,22 @@ static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms)
     return true;
 }
 
+/* Unacked messages of someone else (a previous owner, a dropped subscription, a late
+ * request) come back only after their ack wait: wait it out before fetching, or newer
+ * messages would come first. */
+static bool wait_for_unacked(tenure *t)
+{
+    const gf__pull_binding *b = &t->slot->bind;
+    if (b->num_ack_pending == 0)
+        return true;
+    int64_t wait = b->ack_wait_max_ms + b->ack_wait_max_ms / 10 + 100;
+    gf_log_info("partition has unacked messages delivered elsewhere (a previous owner, a "
+                "dropped subscription): waiting for them to be redelivered first",
+                "endpoint=%s partition=%u unacked=%" PRIu64 " wait_ms=%lld", t->ep->name,
+                t->slot->partition, b->num_ack_pending, (long long)wait);
+    return pause_until(t, gf_clock_mono_ms() + wait);
+}
+
 /* Binds, retrying, while the tenure lasts. */
 static bool bind(tenure *t)
 {
@@ -221,22 +308,7 @@ static bool bind(tenure *t)
             pause_until(t, gf_clock_mono_ms() + gf__pull_bind_delay_ms(b));
     }
     gf__keeper_set_ack_wait(t->g->keeper, b->ack_wait_ms);
-    return true;
-}
-
-/* A previous owner's unacked messages come back only after their ack wait: wait it
- * out before the first fetch, or newer messages would come first. */
-static bool wait_for_previous_owner(tenure *t)
-{
-    const gf__pull_binding *b = &t->slot->bind;
-    if (b->num_ack_pending == 0)
-        return true;
-    int64_t wait = b->ack_wait_max_ms + b->ack_wait_max_ms / 10 + 100;
-    gf_log_info("partition has unacked messages of a previous owner: waiting for them to be "
-                "redelivered first",
-                "endpoint=%s partition=%u unacked=%" PRIu64 " wait_ms=%lld", t->ep->name,
-                t->slot->partition, b->num_ack_pending, (long long)wait);
-    return pause_until(t, gf_clock_mono_ms() + wait);
+    return wait_for_unacked(t);
 }
 
 static void loop(tenure *t)
@@ -246,7 +318,7 @@ static void loop(tenure *t)
     int errors = 0;
     int64_t linger_until = 0; /* no fetch before this (monotonic ms) */
 
-    if (!bind(t) || !wait_for_previous_owner(t))
+    if (!bind(t))
         return;
     while (go_on(t)) {
         if (!b->sub && !bind(t))
@@ -267,12 +339,12 @@ static void loop(tenure *t)
         natsStatus s =
             gf__pull_fetch_until(b->sub, &list, t->g->batch, poll,
                                  atomic_load(&t->slot->owner.valid_until_ms) - POLL_MIN_MS);
-        bool ended = false;
+        bool ended = false, elsewhere = false;
         if (s == NATS_OK && list.Count < t->g->batch)
             linger_until = now + t->slot->cc.linger_ms;
         if (s == NATS_OK) {
             errors = 0;
-            ended = !gf__partition_valid(t->slot) || !run_batch(t, &list, now);
+            ended = !gf__partition_valid(t->slot) || !run_batch(t, &list, now, &elsewhere);
         } else if (s != NATS_TIMEOUT && ++errors >= REBIND_AFTER_ERRORS) {
             gf_log_warn("fetch failed", "endpoint=%s partition=%u status=%d", t->ep->name,
                         t->slot->partition, (int)s);
@@ -285,6 +357,8 @@ static void loop(tenure *t)
         /* Idle, or the consumer is gone: look (not while messages flow). */
         if (s == NATS_TIMEOUT && b->sub && gf__pull_check(b, CHECK_MS) == GF_ERR_NOT_FOUND)
             gf__pull_unbind(b);
+        if (elsewhere)
+            gf__pull_unbind(b); /* the next bind waits for what went elsewhere */
     }
 }
 
@@ -299,10 +373,11 @@ void *gf__partition_worker(void *arg)
         .fn = g->run->host->fn,
         .msgs = calloc((size_t)g->batch, sizeof(gf_msg)),
         .verdicts = calloc((size_t)g->batch, sizeof(gf_err)),
+        .delivery_seqs = calloc((size_t)g->batch, sizeof(uint64_t)),
     };
     uint64_t token = atomic_load(&slot->token);
     const gf_partitioned_endpoint *pe = &t.ep->partitioned;
-    gf_err err = t.msgs && t.verdicts ? GF_OK : GF_ERR_NOMEM;
+    gf_err err = t.msgs && t.verdicts && t.delivery_seqs ? GF_OK : GF_ERR_NOMEM;
     if (err == GF_OK && pe->on_acquire)
         err = pe->on_acquire(t.fn, slot->partition, token);
     if (err != GF_OK) {
@@ -321,6 +396,7 @@ void *gf__partition_worker(void *arg)
     }
     free(t.msgs);
     free(t.verdicts);
+    free(t.delivery_seqs);
     /* A problem binding this partition is this tenure's: the next owner finds its own. */
     gf__health_set(&slot->health, g->run, NULL);
     atomic_store(&slot->done, 1);

@@ -90,7 +90,10 @@ static bool consumer_missing(natsStatus s, jsErrCode jerr)
            (s == NATS_NOT_FOUND || jerr == JSConsumerNotFoundErr);
 }
 
-static void observe(gf__pull_binding *b, const jsConsumerInfo *ci)
+/* bound: just bound, so the consumer's delivery count is where this reader starts. A
+ * later look never moves it: a count beyond what the reader got is the very gap
+ * gf__pull_in_turn finds with the reader's next delivery. */
+static void observe(gf__pull_binding *b, const jsConsumerInfo *ci, bool bound)
 {
     if (ci->Config && ci->Config->AckWait > 0) {
         int64_t lo = ci->Config->AckWait, hi = lo;
@@ -104,6 +107,10 @@ static void observe(gf__pull_binding *b, const jsConsumerInfo *ci)
         b->ack_wait_max_ms = hi / 1000000;
     }
     b->num_ack_pending = (uint64_t)ci->NumAckPending;
+    if (bound) {
+        b->delivered_seq = ci->Delivered.Consumer;
+        b->delivered_elsewhere = false;
+    }
     uint64_t at = ci->NumAckPending == 0 ? ci->Delivered.Stream : ci->AckFloor.Stream;
     if (!b->floor_known || at > b->floor)
         b->floor = at;
@@ -232,7 +239,7 @@ gf_err gf__pull_bind(gf__pull_binding *b)
             jsStreamInfo_Destroy(si);
         if (js_GetConsumerInfo(&ci, b->run->host->js, b->cc->stream, b->cc->name, NULL, NULL) ==
             NATS_OK)
-            observe(b, ci);
+            observe(b, ci, true);
         jsConsumerInfo_Destroy(ci);
         if (b->failures > 0)
             gf_log_info("consumer bound again", "endpoint=%s consumer=%s/%s attempts=%d",
@@ -282,7 +289,7 @@ gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms)
     natsStatus s =
         js_GetConsumerInfo(&ci, b->run->host->js, b->cc->stream, b->cc->name, NULL, &jerr);
     if (s == NATS_OK)
-        observe(b, ci);
+        observe(b, ci, false);
     jsConsumerInfo_Destroy(ci);
     if (stream_missing(s, jerr) || consumer_missing(s, jerr)) {
         gf_log_warn("consumer is gone; binding again", "endpoint=%s consumer=%s/%s missing=%s",
@@ -291,6 +298,16 @@ gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms)
         return GF_ERR_NOT_FOUND;
     }
     return gf__nats_js_err(s, jerr);
+}
+
+bool gf__pull_in_turn(gf__pull_binding *b, uint64_t delivery_seq)
+{
+    if (b->delivered_elsewhere || delivery_seq != b->delivered_seq + 1) {
+        b->delivered_elsewhere = true;
+        return false;
+    }
+    b->delivered_seq = delivery_seq;
+    return true;
 }
 
 void gf__pull_unbind(gf__pull_binding *b)
@@ -415,9 +432,10 @@ natsStatus gf_pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, in
     return gf__pull_fetch(sub, list, batch, poll_ms);
 }
 
-void gf__pull_msg(natsMsg *m, gf_msg *out)
+uint64_t gf__pull_msg(natsMsg *m, gf_msg *out)
 {
     jsMsgMetaData *md = NULL;
+    uint64_t delivery_seq = 0;
     memset(out, 0, sizeof *out);
     out->subject = natsMsg_GetSubject(m);
     out->data = (const uint8_t *)natsMsg_GetData(m);
@@ -427,8 +445,10 @@ void gf__pull_msg(natsMsg *m, gf_msg *out)
         out->stream_seq = md->Sequence.Stream;
         out->num_delivered = md->NumDelivered;
         out->timestamp_ns = md->Timestamp;
+        delivery_seq = md->Sequence.Consumer;
     }
     jsMsgMetaData_Destroy(md);
+    return delivery_seq;
 }
 
 int64_t gf__pull_retry_delay_ms(const gf_consumer_config *cc, uint64_t delivered)

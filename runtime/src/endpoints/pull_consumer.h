@@ -32,6 +32,15 @@ typedef struct gf__pull_binding {
     int64_t ack_wait_ms;      /* shortest: keep held messages alive well within it */
     int64_t ack_wait_max_ms;  /* longest: an unacked message is redelivered within it */
     uint64_t num_ack_pending; /* at the last look (bind or check) */
+    /* For a consumer with one reader (a partition's owner). The server numbers every
+     * delivery of a consumer, redeliveries included (its "consumer sequence"), so the
+     * reader's deliveries follow one another without a gap unless someone else got
+     * messages in between: a previous owner's pull request that reached the server after
+     * its tenure (a process stopped between its deadline check and the send), or a
+     * forged one. delivered_seq is the last delivery this reader got, or the consumer's
+     * count at the last resync; delivered_elsewhere is set once a gap was seen. */
+    uint64_t delivered_seq;
+    bool delivered_elsewhere;
     /* Position: every stream sequence <= floor was acked, terminated or dead-lettered,
      * as far as this binding has seen. A consumer that disappears is recreated from
      * floor + 1 (never from the start of the stream). Reset when the stream itself is
@@ -80,6 +89,12 @@ int64_t gf__pull_bind_delay_ms(const gf__pull_binding *b);
  * again); other errors are transient. */
 gf_err gf__pull_check(gf__pull_binding *b, int64_t every_ms);
 
+/* True when the delivery numbered `delivery_seq` (gf__pull_msg's return) is the next
+ * one after the last this binding got, and records it; false (delivered_elsewhere)
+ * when the consumer delivered messages to someone else since. For a consumer with one
+ * reader. */
+bool gf__pull_in_turn(gf__pull_binding *b, uint64_t delivery_seq);
+
 /* The only reader of a consumer (a partition's owner) acked everything up to `seq`
  * in order and the server confirmed it: the position is at least `seq`. */
 void gf__pull_acked(gf__pull_binding *b, uint64_t seq);
@@ -114,8 +129,9 @@ natsStatus gf__pull_fetch(natsSubscription *sub, natsMsgList *list, int batch, i
 natsStatus gf__pull_fetch_until(natsSubscription *sub, natsMsgList *list, int batch,
                                 int64_t poll_ms, int64_t deadline_ms);
 
-/* The handler's view of a fetched message (borrowing it). */
-void gf__pull_msg(natsMsg *m, gf_msg *out);
+/* The handler's view of a fetched message (borrowing it). Returns the server's number
+ * of this delivery (the consumer sequence; 0 when the message has no metadata). */
+uint64_t gf__pull_msg(natsMsg *m, gf_msg *out);
 
 /* Redelivery delay for delivery `delivered` (1-based): the consumer's backoff list
  * when it has one (the last entry repeating), else 1 s doubling up to 30 s. */
