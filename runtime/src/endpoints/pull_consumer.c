@@ -237,10 +237,16 @@ gf_err gf__pull_bind(gf__pull_binding *b)
         jsConsumerInfo *ci = NULL;
         if (stream_info(b, &si, NULL) == NATS_OK)
             jsStreamInfo_Destroy(si);
-        if (js_GetConsumerInfo(&ci, b->run->host->js, b->cc->stream, b->cc->name, NULL, NULL) ==
-            NATS_OK)
+        /* Without it the unacked count and the delivery number would be the last bind's:
+         * a bind is only complete with them. */
+        s = js_GetConsumerInfo(&ci, b->run->host->js, b->cc->stream, b->cc->name, NULL, &jerr);
+        if (s == NATS_OK)
             observe(b, ci, true);
         jsConsumerInfo_Destroy(ci);
+        if (s != NATS_OK)
+            gf__pull_unbind(b);
+    }
+    if (err == GF_OK && s == NATS_OK) {
         if (b->failures > 0)
             gf_log_info("consumer bound again", "endpoint=%s consumer=%s/%s attempts=%d",
                         b->run->ep->name, b->cc->stream, b->cc->name, b->failures + 1);
