@@ -38,7 +38,8 @@ typedef struct gf__pull_binding {
      * messages in between: a previous owner's pull request that reached the server after
      * its tenure (a process stopped between its deadline check and the send), or a
      * forged one. delivered_seq is the last delivery this reader got, or the consumer's
-     * count at the last resync; delivered_elsewhere is set once a gap was seen. */
+     * count when it bound; delivered_elsewhere is set once a gap was seen (the next bind
+     * clears it, and the reader then waits for what is unacked to come back first). */
     uint64_t delivered_seq;
     bool delivered_elsewhere;
     /* Position: every stream sequence <= floor was acked, terminated or dead-lettered,
