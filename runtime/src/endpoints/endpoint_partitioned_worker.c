@@ -78,9 +78,8 @@ typedef struct tenure {
     part_group *g;
     const gf_endpoint *ep;
     gf_fn *fn;
-    gf_msg *msgs;            /* batch buffers, g->batch entries */
-    gf_err *verdicts;        /* idem */
-    uint64_t *delivery_seqs; /* idem: the server's delivery numbers (gf__pull_msg) */
+    gf_msg *msgs;     /* batch buffers, g->batch entries */
+    gf_err *verdicts; /* idem */
 } tenure;
 
 static bool go_on(const tenure *t)
@@ -203,27 +202,6 @@ static void settle(tenure *t, natsMsg **raw, size_t n)
                     t->msgs[last_ok].stream_seq);
 }
 
-/* The batch's deliveries follow the last this tenure got (gf__pull_in_turn); a gap
- * is logged. */
-static bool in_turn(tenure *t, size_t n)
-{
-    gf__pull_binding *b = &t->slot->bind;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t expected = b->delivered_seq + 1;
-        if (!gf__pull_in_turn(b, t->delivery_seqs[i])) {
-            gf_log_warn("partition messages were delivered to another reader (a previous "
-                        "owner's late pull request?): handing this batch back unhandled and "
-                        "waiting for the server to deliver them again in order",
-                        "endpoint=%s partition=%u delivery_seq=%" PRIu64 " expected=%" PRIu64
-                        " first_seq=%" PRIu64 " len=%zu",
-                        t->ep->name, t->slot->partition, t->delivery_seqs[i], expected,
-                        t->msgs[0].stream_seq, n);
-            return false;
-        }
-    }
-    return true;
-}
-
 /* Puts the batch in stream order (raw alongside). Redeliveries can arrive out of it:
  * nats-server 2.9.10 queues the messages each of its checks finds expired in stream
  * order, but one whose ack wait is longer (a backoff list gives a message's later
@@ -251,16 +229,27 @@ static bool stream_order(tenure *t, natsMsg **raw, size_t n)
 }
 
 /* Handles one fetched batch; false when the tenure must end (the batch was abandoned).
- * *elsewhere: the batch was handed back because deliveries went elsewhere. */
-static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms, bool *elsewhere)
+ * A batch whose deliveries do not follow the last this tenure got is handed back
+ * unhandled (delivered_elsewhere is then set: the caller binds again). */
+static bool run_batch(tenure *t, natsMsgList *list, int64_t fetched_ms)
 {
+    gf__pull_binding *b = &t->slot->bind;
     size_t n = (size_t)list->Count;
     for (size_t i = 0; i < n; i++) {
-        t->delivery_seqs[i] = gf__pull_msg(list->Msgs[i], &t->msgs[i]);
+        uint64_t expected = b->delivered_seq + 1;
+        uint64_t delivery_seq = gf__pull_msg(list->Msgs[i], &t->msgs[i]);
+        if (!gf__pull_in_turn(b, delivery_seq)) {
+            gf_log_warn("partition messages were delivered to another reader (a previous "
+                        "owner's late pull request?): handing this batch back unhandled and "
+                        "waiting for the server to deliver them again in order",
+                        "endpoint=%s partition=%u delivery_seq=%" PRIu64 " expected=%" PRIu64
+                        " first_seq=%" PRIu64 " len=%zu",
+                        t->ep->name, t->slot->partition, delivery_seq, expected,
+                        t->msgs[0].stream_seq, n);
+            return true;
+        }
         t->msgs[i].owner = &t->slot->owner;
     }
-    if ((*elsewhere = !in_turn(t, n)))
-        return true;
     if (stream_order(t, list->Msgs, n))
         gf_log_info("redeliveries arrived out of stream order: the batch is handled sorted",
                     "endpoint=%s partition=%u first_seq=%" PRIu64 " len=%zu", t->ep->name,
@@ -339,12 +328,12 @@ static void loop(tenure *t)
         natsStatus s =
             gf__pull_fetch_until(b->sub, &list, t->g->batch, poll,
                                  atomic_load(&t->slot->owner.valid_until_ms) - POLL_MIN_MS);
-        bool ended = false, elsewhere = false;
+        bool ended = false;
         if (s == NATS_OK && list.Count < t->g->batch)
             linger_until = now + t->slot->cc.linger_ms;
         if (s == NATS_OK) {
             errors = 0;
-            ended = !gf__partition_valid(t->slot) || !run_batch(t, &list, now, &elsewhere);
+            ended = !gf__partition_valid(t->slot) || !run_batch(t, &list, now);
         } else if (s != NATS_TIMEOUT && ++errors >= REBIND_AFTER_ERRORS) {
             gf_log_warn("fetch failed", "endpoint=%s partition=%u status=%d", t->ep->name,
                         t->slot->partition, (int)s);
@@ -357,7 +346,7 @@ static void loop(tenure *t)
         /* Idle, or the consumer is gone: look (not while messages flow). */
         if (s == NATS_TIMEOUT && b->sub && gf__pull_check(b, CHECK_MS) == GF_ERR_NOT_FOUND)
             gf__pull_unbind(b);
-        if (elsewhere)
+        if (b->sub && b->delivered_elsewhere)
             gf__pull_unbind(b); /* the next bind waits for what went elsewhere */
     }
 }
@@ -373,11 +362,10 @@ void *gf__partition_worker(void *arg)
         .fn = g->run->host->fn,
         .msgs = calloc((size_t)g->batch, sizeof(gf_msg)),
         .verdicts = calloc((size_t)g->batch, sizeof(gf_err)),
-        .delivery_seqs = calloc((size_t)g->batch, sizeof(uint64_t)),
     };
     uint64_t token = atomic_load(&slot->token);
     const gf_partitioned_endpoint *pe = &t.ep->partitioned;
-    gf_err err = t.msgs && t.verdicts && t.delivery_seqs ? GF_OK : GF_ERR_NOMEM;
+    gf_err err = t.msgs && t.verdicts ? GF_OK : GF_ERR_NOMEM;
     if (err == GF_OK && pe->on_acquire)
         err = pe->on_acquire(t.fn, slot->partition, token);
     if (err != GF_OK) {
@@ -396,7 +384,6 @@ void *gf__partition_worker(void *arg)
     }
     free(t.msgs);
     free(t.verdicts);
-    free(t.delivery_seqs);
     /* A problem binding this partition is this tenure's: the next owner finds its own. */
     gf__health_set(&slot->health, g->run, NULL);
     atomic_store(&slot->done, 1);
